@@ -1,0 +1,3 @@
+from openbot.cli.app import main
+
+main()

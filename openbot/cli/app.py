@@ -1,0 +1,64 @@
+"""The `openbot` command: the typer app and the one place errors become exit codes and one-line messages."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from openbot import __version__
+from openbot.errors import OpenbotError
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("OPENBOT_DEBUG", "") not in ("", "0")
+
+
+class _OpenbotGroup(TyperGroup):
+    """Maps OpenbotError to its exit code and one line on stderr; a traceback only with OPENBOT_DEBUG=1."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OpenbotError as e:
+            if debug_enabled():
+                raise
+            typer.echo(f"openbot: error: {e.one_line()}", err=True)
+            raise typer.Exit(e.exit_code) from None
+
+
+app = typer.Typer(
+    name="openbot",
+    cls=_OpenbotGroup,
+    help="Run autonomous coding bots on git repositories.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"openbot {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+) -> None:
+    """Run autonomous coding bots on git repositories."""
+
+
+def get_app() -> typer.Typer:
+    """The app with every command registered (command modules import heavy libraries only inside commands)."""
+    from openbot.cli import commands  # noqa: F401
+
+    return app
+
+
+def main() -> None:
+    get_app()()

@@ -1,0 +1,3 @@
+"""`openbot doctor` (stub: filled in by its issue)."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""`openbot memory` (stub: filled in by its issue)."""
+
+from __future__ import annotations

@@ -1,0 +1,167 @@
+"""A bot's config.md: `+++` TOML frontmatter validated into one typed `BotConfig`; the body is instructions.
+
+Validation happens once, here, at the edge: unknown keys, wrong types, bad TOML and bad choices raise
+`ConfigError` naming the file, the key and the fix. Precedence is defaults < config.md < CLI flags,
+merged in `resolve`. Adding a key is adding one field with a `doc` (and optional `choices`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+import frontmatter
+import tomlkit
+from frontmatter.default_handlers import BaseHandler
+from tomlkit.exceptions import TOMLKitError
+
+from openbot.errors import ConfigError
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+SANDBOX_MODES = ("workspace-write", "read-only", "danger-full-access")
+ACTIONS = ("merge", "review", "discard")
+
+
+def _f(default: Any, doc: str, choices: tuple[str, ...] = ()) -> Any:
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"doc": doc, "choices": choices})
+    return field(default=default, metadata={"doc": doc, "choices": choices})
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    description: str = _f("", "One line shown by `openbot bots list`.")
+    model: str = _f(DEFAULT_MODEL, "A Claude model name, or `scripted:<path>` to replay a script offline.")
+    max_iterations: int = _f(10, "Iterations (sessions) per run; 0 means unlimited.")
+    sleep_secs: float = _f(30, "Pause between iterations; an interactive user can type a line to wake it.")
+    sandbox: str = _f("workspace-write", "What the agent's commands may touch.", SANDBOX_MODES)
+    sandbox_fallback: str = _f(
+        "error", "When the kernel cannot enforce the sandbox: refuse, or run unconfined loudly.", ("error", "warn")
+    )
+    network: bool = _f(False, "Allow the agent's commands TCP access in the confined sandbox modes.")
+    skip_git_check: bool = _f(False, "Run outside a git repository (no worktree, no branch).")
+    env_passthrough: list[str] = _f([], "Extra env names (or PREFIX_* patterns) passed to commands.")
+    max_turn_steps: int = _f(100, "Model calls per turn before the turn ends; a nudge comes at 80 %.")
+    max_repeats: int = _f(5, "Identical consecutive tool calls that end a turn as stuck.")
+    command_timeout_secs: float = _f(600, "Default timeout of one shell command.")
+    max_cost_usd: float = _f(0.0, "Stop the run at this spend in USD; 0 means no limit.")
+    max_tokens: int = _f(0, "Stop the run at this many tokens (all kinds); 0 means no limit.")
+    max_minutes: float = _f(0.0, "Stop the run after this wall time; 0 means no limit.")
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+
+@dataclass(frozen=True)
+class BotFile:
+    """A parsed config.md: where it is, its typed config, the raw frontmatter values and the instructions."""
+
+    path: Path
+    config: BotConfig
+    values: dict[str, Any]
+    instructions: str
+
+
+class TomlkitHandler(BaseHandler):
+    """python-frontmatter handler for `+++` TOML blocks, parsed by tomlkit (keeps comments on write)."""
+
+    FM_BOUNDARY = re.compile(r"^\+{3}\s*$", re.MULTILINE)
+    START_DELIMITER = END_DELIMITER = "+++"
+
+    def load(self, fm: str) -> dict[str, Any]:
+        return tomlkit.parse(fm).unwrap()
+
+    def export(self, metadata: dict[str, object], **kwargs: object) -> str:
+        return tomlkit.dumps(metadata).strip()
+
+
+def _type_ok(value: Any, hint: Any) -> bool:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return any(_type_ok(value, a) for a in get_args(hint))
+    if origin is list:
+        (item,) = get_args(hint)
+        return isinstance(value, list) and all(_type_ok(v, item) for v in value)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is type(None):
+        return value is None
+    return isinstance(value, hint)
+
+
+def _type_name(hint: Any) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+    if get_origin(hint) is list:
+        return "a list of strings"
+    return names.get(hint, str(hint))
+
+
+def validate(values: dict[str, Any], source: str) -> BotConfig:
+    """Check every key and value against BotConfig; `source` names the file or flag in errors."""
+    hints = get_type_hints(BotConfig)
+    fields = {f.name: f for f in dataclasses.fields(BotConfig)}
+    for key, value in values.items():
+        if key not in fields:
+            close = difflib.get_close_matches(key, fields, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(fields)}"
+            raise ConfigError(f"{source}: unknown key '{key}'", hint=hint)
+        if not _type_ok(value, hints[key]):
+            raise ConfigError(
+                f"{source}: key '{key}' must be {_type_name(hints[key])}, got {value!r}",
+                hint=f"fix the value of '{key}'",
+            )
+        choices = fields[key].metadata["choices"]
+        if choices and value not in choices:
+            raise ConfigError(
+                f"{source}: key '{key}' has unknown value {value!r}", hint=f"use one of: {', '.join(choices)}"
+            )
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+            raise ConfigError(f"{source}: key '{key}' must not be negative, got {value!r}")
+    return BotConfig(**values)
+
+
+def parse_text(text: str, path: Path) -> BotFile:
+    text = text.lstrip("\ufeff")
+    handler = TomlkitHandler()
+    if not handler.detect(text):
+        return BotFile(path, BotConfig(), {}, text.strip())
+    if len(handler.FM_BOUNDARY.findall(text)) < 2:
+        raise ConfigError(f"{path}: the +++ frontmatter is not closed", hint="end it with a line '+++'")
+    try:
+        post = frontmatter.loads(text, handler=handler)
+    except TOMLKitError as e:
+        raise ConfigError(f"{path}: invalid TOML in the +++ frontmatter: {e}", hint="fix the TOML syntax") from e
+    values = dict(post.metadata)
+    return BotFile(path, validate(values, str(path)), values, post.content.strip())
+
+
+def load_bot_file(path: Path) -> BotFile:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text", hint="save the file as UTF-8") from e
+    return parse_text(text, path)
+
+
+def resolve(file_values: dict[str, Any], flags: dict[str, Any], source: str) -> BotConfig:
+    """Defaults < config.md < CLI flags (flags that are None were not given)."""
+    given = {k: v for k, v in flags.items() if v is not None}
+    validate(given, "command line")
+    return validate({**file_values, **given}, source)
+
+
+def render(values: dict[str, Any], instructions: str) -> str:
+    """A config.md text that `parse_text` reads back to the same values and instructions."""
+    validate(values, "new config")
+    doc = tomlkit.document()
+    for key, value in values.items():
+        doc[key] = value
+    return f"+++\n{tomlkit.dumps(doc)}+++\n\n{instructions.strip()}\n"

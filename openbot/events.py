@@ -1,0 +1,250 @@
+"""Events are data: one frozen dataclass per event type, one serializer, one writer, one reader.
+
+`events.jsonl` is a public format (docs/EVENTS.md). Every record has `type`, `ts` (UTC ISO-8601) and `seq`
+(1, 2, 3 … per file). The writer appends each record with a single `os.write` on an O_APPEND fd and
+redacts secrets first; the reader tolerates a torn last line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+
+@dataclass(frozen=True)
+class Event:
+    type: ClassVar[str] = "event"
+    persist: ClassVar[bool] = True  # False: shown live, never written to events.jsonl
+
+
+@dataclass(frozen=True)
+class SessionStarted(Event):
+    type: ClassVar[str] = "session_started"
+    session_id: str
+    session_number: int
+    run_id: str
+    model: str
+    branch: str = ""
+
+
+@dataclass(frozen=True)
+class SessionEnded(Event):
+    type: ClassVar[str] = "session_ended"
+    status: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class TurnStarted(Event):
+    type: ClassVar[str] = "turn_started"
+    model: str
+
+
+@dataclass(frozen=True)
+class TurnCompleted(Event):
+    type: ClassVar[str] = "turn_completed"
+    steps: int
+    stop_reason: str
+
+
+@dataclass(frozen=True)
+class TurnAborted(Event):
+    type: ClassVar[str] = "turn_aborted"
+    reason: str  # step_limit | stuck | interrupted | error
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class TextDelta(Event):
+    type: ClassVar[str] = "text_delta"
+    persist: ClassVar[bool] = False
+    text: str
+
+
+@dataclass(frozen=True)
+class Message(Event):
+    type: ClassVar[str] = "message"
+    text: str
+    role: str = "assistant"
+
+
+@dataclass(frozen=True)
+class UserInput(Event):
+    type: ClassVar[str] = "user_input"
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCall(Event):
+    type: ClassVar[str] = "tool_call"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CommandStarted(Event):
+    type: ClassVar[str] = "command_started"
+    persist: ClassVar[bool] = False
+    command: str
+
+
+@dataclass(frozen=True)
+class Command(Event):
+    type: ClassVar[str] = "command"
+    tool_use_id: str
+    command: str
+    exit_code: int | None  # None: killed (timeout or cancellation)
+    duration_ms: int
+    output: str  # the compacted text the model saw
+    output_bytes: int
+    full_output_path: str = ""  # set when the output was compacted
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class ToolResult(Event):
+    type: ClassVar[str] = "tool_result"
+    tool_use_id: str
+    name: str
+    is_error: bool
+    content: str
+
+
+@dataclass(frozen=True)
+class TokenCount(Event):
+    type: ClassVar[str] = "token_count"
+    model: str
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class Retry(Event):
+    type: ClassVar[str] = "retry"
+    attempt: int
+    cause: str
+    wait_secs: float
+
+
+@dataclass(frozen=True)
+class Error(Event):
+    type: ClassVar[str] = "error"
+    message: str
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something the runner did on the user's behalf (WIP commit, merge outcome, sweep, limit)."""
+
+    type: ClassVar[str] = "notice"
+    kind: str
+    message: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def to_record(event: Event, seq: int, ts: str | None = None) -> dict[str, Any]:
+    """The one serializer: `type`, `ts`, `seq`, then the event's own fields."""
+    return {"type": event.type, "ts": ts or now_iso(), "seq": seq, **dataclasses.asdict(event)}
+
+
+class EventSink(Protocol):
+    def emit(self, event: Event) -> None: ...
+
+
+class NullSink:
+    def emit(self, event: Event) -> None:
+        pass
+
+
+class TeeSink:
+    """Fans one event out to several sinks (the log writer and the live view)."""
+
+    def __init__(self, *sinks: EventSink) -> None:
+        self.sinks = list(sinks)
+
+    def emit(self, event: Event) -> None:
+        for sink in self.sinks:
+            sink.emit(event)
+
+
+class ListSink:
+    """Keeps events in memory; for the scripted dry-run display and for tests."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+
+def _truncate_torn_tail(path: Path) -> int:
+    """Cut a partial last line (a crash mid-write) so the next record starts on its own line.
+
+    Returns the seq of the last intact record (0 if none)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    end = data.rfind(b"\n") + 1
+    if end != len(data):
+        with open(path, "r+b") as f:
+            f.truncate(end)
+    last = data[:end].rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    try:
+        return int(json.loads(last).get("seq", 0)) if last else 0
+    except (ValueError, AttributeError):
+        return 0
+
+
+class EventLog:
+    """Appends persisted events to one events.jsonl; `redact` runs on the serialized line."""
+
+    def __init__(self, path: Path, redact: Callable[[str], str] = lambda s: s) -> None:
+        self.path = path
+        self.redact = redact
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.seq = _truncate_torn_tail(path)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+    def emit(self, event: Event) -> None:
+        if not event.persist:
+            return
+        self.seq += 1
+        line = json.dumps(to_record(event, self.seq), ensure_ascii=False)
+        os.write(self._fd, (self.redact(line) + "\n").encode())
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def read_events(path: Path) -> Iterator[dict[str, Any]]:
+    """Yield every intact record; a torn or undecodable last line is skipped, not an error."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with f:
+        for raw in f:
+            if not raw.endswith(b"\n"):
+                return
+            try:
+                yield json.loads(raw)
+            except ValueError:
+                continue

@@ -1,0 +1,1 @@
+"""Model backends behind one Protocol (`openbot.models.base.ModelBackend`), chosen by `load_backend`."""

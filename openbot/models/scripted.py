@@ -1,0 +1,103 @@
+"""The scripted backend: replays a script of model replies, records every request, fails loudly when exhausted.
+
+Part of the product: tests, the offline demo, and dry runs of a bot config in CI use it (`model =
+"scripted:<path>"`). Script format (JSON):
+
+    {"responses": [
+        {"text": "Let me look.", "tool_calls": [{"name": "shell", "input": {"command": "ls"}}]},
+        {"text": "Done.", "tool_calls": [{"name": "session_complete",
+                                          "input": {"summary": "…", "action": "review"}}]},
+        {"text": "Nothing to do."}
+    ]}
+
+A response may also give raw `content` blocks, a `stop_reason`, and `usage`
+(`{"input": n, "output": n, "cache_read": n, "cache_write": n}`); without usage, tokens are estimated
+from text length so budgets and the live view behave as with a real model. The cost is always 0.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openbot.errors import ConfigError, ModelError
+from openbot.events import EventSink, TextDelta
+from openbot.models.base import ModelReply, ModelRequest, Usage
+
+
+def _estimate_tokens(obj: Any) -> int:
+    return max(1, len(json.dumps(obj, ensure_ascii=False)) // 4)
+
+
+def _to_blocks(resp: dict[str, Any], index: int) -> list[dict[str, Any]]:
+    if "content" in resp:
+        return list(resp["content"])
+    blocks: list[dict[str, Any]] = []
+    if resp.get("text"):
+        blocks.append({"type": "text", "text": resp["text"]})
+    for n, call in enumerate(resp.get("tool_calls", [])):
+        blocks.append(
+            {"type": "tool_use", "id": call.get("id", f"toolu_s{index:04d}_{n}"), "name": call["name"],
+             "input": call.get("input", {})}
+        )
+    return blocks
+
+
+@dataclass
+class ScriptedModel:
+    responses: list[dict[str, Any]]
+    model: str = "scripted"
+    source: str = "<script>"
+    requests: list[ModelRequest] = field(default_factory=list)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedModel:
+        p = Path(path).expanduser()
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError as e:
+            raise ConfigError(f"scripted model: no script file at {p}", hint="check the path after 'scripted:'") from e
+        except ValueError as e:
+            raise ConfigError(f"{p}: the script is not valid JSON: {e}", hint="fix the JSON syntax") from e
+        responses = data.get("responses") if isinstance(data, dict) else None
+        if not isinstance(responses, list) or not all(isinstance(r, dict) for r in responses):
+            raise ConfigError(f"{p}: a script needs a 'responses' list of objects", hint="see docs/SCRIPTED.md")
+        for i, r in enumerate(responses):
+            for call in r.get("tool_calls", []):
+                if not isinstance(call, dict) or "name" not in call:
+                    raise ConfigError(f"{p}: responses[{i}].tool_calls needs objects with a 'name'")
+        return cls(responses=responses, model=f"scripted:{p}", source=str(p))
+
+    @property
+    def remaining(self) -> int:
+        return len(self.responses) - len(self.requests)
+
+    def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
+        index = len(self.requests)
+        if index >= len(self.responses):
+            raise ModelError(
+                f"scripted model {self.source}: called {index + 1} times but the script has only "
+                f"{len(self.responses)} responses",
+                hint="add responses to the script or lower max_iterations",
+            )
+        # Keep a snapshot: the caller goes on mutating its message list.
+        self.requests.append(
+            ModelRequest(request.system, list(request.tools), json.loads(json.dumps(request.messages)),
+                         request.max_tokens)
+        )
+        resp = self.responses[index]
+        blocks = _to_blocks(resp, index)
+        for b in blocks:
+            if b.get("type") == "text":
+                sink.emit(TextDelta(text=b["text"]))
+        u = resp.get("usage") or {}
+        usage = Usage(
+            input_tokens=int(u.get("input", _estimate_tokens([request.system, request.messages]))),
+            output_tokens=int(u.get("output", _estimate_tokens(blocks))),
+            cache_read_tokens=int(u.get("cache_read", 0)),
+            cache_write_tokens=int(u.get("cache_write", 0)),
+        )
+        stop = resp.get("stop_reason") or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
+        return ModelReply(content=blocks, stop_reason=stop, usage=usage, model=self.model)

@@ -1,0 +1,49 @@
+"""What every tool shares: the context it runs in, its output, and the Tool Protocol."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from openbot.events import EventSink, NullSink
+from openbot.models.base import ToolSpec
+
+if TYPE_CHECKING:
+    from openbot.history import History
+    from openbot.memory import MemoryStore
+    from openbot.sandbox import SandboxPolicy
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may touch during one session."""
+
+    workdir: Path
+    session_dir: Path
+    env: dict[str, str]  # the allowlisted environment for child processes (no secrets)
+    memory: MemoryStore | None = None
+    history: History | None = None
+    sandbox: SandboxPolicy | None = None
+    sink: EventSink = field(default_factory=NullSink)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    default_timeout_secs: float = 600.0
+    completion: dict[str, str] | None = None  # set by session_complete: {"summary", "action"}
+    command_count: int = 0
+
+
+@dataclass
+class ToolOutput:
+    content: str
+    is_error: bool = False
+
+
+class ToolFailed(Exception):
+    """Raised inside a tool to return an is_error result to the model instead of crashing the turn."""
+
+
+class Tool(Protocol):
+    spec: ToolSpec
+
+    def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput: ...
