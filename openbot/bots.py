@@ -1,4 +1,5 @@
-"""Finding bots: a repo's committed `.openbot/bots/<bot>` wins over `$OPENBOT_HOME/bots/<bot>`.
+"""Bots on disk: finding them (a repo's committed `.openbot/bots/<bot>` wins over `$OPENBOT_HOME/bots/<bot>`),
+creating them (from scratch or from a shipped example) and deleting them.
 
 A name that exists nowhere is a NotFoundError suggesting close names — never a silently created bot.
 """
@@ -6,12 +7,14 @@ A name that exists nowhere is a NotFoundError suggesting close names — never a
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from openbot import paths
-from openbot.config import BotFile, load_bot_file
+from openbot.config import BotFile, load_bot_file, parse_text, render, split_frontmatter
 from openbot.errors import NotFoundError, UsageError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -66,3 +69,111 @@ def find_bot(name: str, repo_root: Path | None) -> BotRef:
     else:
         hint = "create one with `openbot bots create <name>`"
     raise NotFoundError(f"no bot named '{name}'", hint=hint)
+
+
+def bots_by_source(repo_root: Path | None) -> list[tuple[BotRef, bool]]:
+    """Every bot config on disk as (ref, shadowed): home bots, then the repo's; a shadowed one is not used."""
+    home = _bots_in(paths.bots_dir(), "home")
+    repo = _bots_in(paths.repo_bots_dir(repo_root), "repo") if repo_root is not None else {}
+    rows = [(ref, name in repo) for name, ref in home.items()]
+    rows += [(ref, False) for ref in repo.values()]
+    return sorted(rows, key=lambda r: (r[0].name, r[0].source))
+
+
+def list_examples() -> list[str]:
+    """Names of the example bots shipped in the project's top-level `bots/` directory."""
+    root = paths.SHIPPED_BOTS
+    if not root.is_dir():
+        return []
+    return sorted(d.name for d in root.iterdir() if (d / "config.md").is_file())
+
+
+DEFAULT_PROMPT = "Describe what this bot should do in this repository, and how it knows it is done."
+
+
+def create_bot(
+    name: str, description: str = "", prompt: str = "", from_example: str | None = None, force: bool = False
+) -> Path:
+    """Write `$OPENBOT_HOME/bots/<name>/config.md` (from scratch or from a shipped example); return its path.
+
+    With `force` an existing config.md (and example files) are overwritten; memory and history are kept.
+    """
+    check_name(name)
+    dest = paths.bot_home(name)
+    config_path = dest / "config.md"
+    if config_path.exists() and not force:
+        raise UsageError(f"bot '{name}' already exists at {config_path}", hint="pass --force to overwrite it")
+    if from_example is None:
+        text = render({"description": description} if description else {}, prompt or DEFAULT_PROMPT)
+        files: dict[Path, bytes] = {}
+    else:
+        src = _example_dir(from_example)
+        text = _example_config(src, dest, description, prompt)
+        files = {
+            p.relative_to(src): p.read_bytes()
+            for p in sorted(src.rglob("*"))
+            if p.is_file() and p.name != "config.md" and "__pycache__" not in p.parts
+        }
+    parse_text(text, config_path)  # never write a config openbot itself cannot read back
+    paths.make_private_dir(dest)
+    for rel, data in files.items():
+        _write_private(dest / rel, data)
+    _write_private(config_path, text.encode("utf-8"))
+    return config_path
+
+
+def _example_dir(example: str) -> Path:
+    examples = list_examples()
+    if example not in examples:
+        hint = f"shipped examples: {', '.join(examples)}" if examples else "no examples are shipped"
+        raise NotFoundError(f"no shipped example bot named '{example}'", hint=hint)
+    return paths.SHIPPED_BOTS / example
+
+
+def _example_config(src: Path, dest: Path, description: str, prompt: str) -> str:
+    """The example's config.md, comments kept; a script it ships is pointed at the copy in `dest`."""
+    import tomlkit
+
+    example_path = src / "config.md"
+    text = example_path.read_text(encoding="utf-8-sig")
+    bot_file = parse_text(text, example_path)
+    fm, body = split_frontmatter(text, example_path)
+    doc = tomlkit.parse(fm or "")
+    model = bot_file.config.model
+    if model.startswith("scripted:"):
+        script = Path(model.removeprefix("scripted:"))
+        # A relative script path is resolved from the current directory at run time, so point it at the copy.
+        if not script.is_absolute() and (src / script).is_file():
+            doc["model"] = f"scripted:{(dest / script).resolve()}"
+    if description:
+        doc["description"] = description
+    instructions = prompt or body
+    return f"+++\n{tomlkit.dumps(doc).strip()}\n+++\n\n{instructions.strip()}\n"
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write a user-only (0600) file atomically: a crash leaves the old file or the new one, never half."""
+    paths.make_private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def delete_bot(name: str, repo_root: Path | None = None) -> Path:
+    """Remove `$OPENBOT_HOME/bots/<name>` entirely (config, skills, memory, history); return that path.
+
+    The caller confirms first. A bot committed in the repository is refused: it is a file in the user's repo.
+    """
+    ref = find_bot(name, repo_root)
+    if ref.source == "repo":
+        raise UsageError(
+            f"bot '{name}' is committed in the repository at {ref.config_path}; openbot does not delete "
+            "files in your repository",
+            hint=f"remove {ref.config_path.parent} with git yourself",
+        )
+    target = paths.bot_home(name)
+    shutil.rmtree(target)
+    return target

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-import frontmatter
 import tomlkit
 from frontmatter.default_handlers import BaseHandler
 from tomlkit.exceptions import TOMLKitError
@@ -41,7 +41,9 @@ class BotConfig:
     sleep_secs: float = _f(30, "Pause between iterations; an interactive user can type a line to wake it.")
     sandbox: str = _f("workspace-write", "What the agent's commands may touch.", SANDBOX_MODES)
     sandbox_fallback: str = _f(
-        "error", "When the kernel cannot enforce the sandbox: refuse, or run unconfined loudly.", ("error", "warn")
+        "error",
+        "When the kernel cannot enforce the sandbox: refuse, or run unconfined loudly.",
+        ("error", "warn"),
     )
     network: bool = _f(False, "Allow the agent's commands TCP access in the confined sandbox modes.")
     skip_git_check: bool = _f(False, "Run outside a git repository (no worktree, no branch).")
@@ -52,6 +54,7 @@ class BotConfig:
     max_cost_usd: float = _f(0.0, "Stop the run at this spend in USD; 0 means no limit.")
     max_tokens: int = _f(0, "Stop the run at this many tokens (all kinds); 0 means no limit.")
     max_minutes: float = _f(0.0, "Stop the run after this wall time; 0 means no limit.")
+    shipped_skills: list[str] = _f([], 'Skills shipped with openbot to include, by name; ["*"] means all.')
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -79,6 +82,10 @@ class TomlkitHandler(BaseHandler):
 
     def export(self, metadata: dict[str, object], **kwargs: object) -> str:
         return tomlkit.dumps(metadata).strip()
+
+
+# One `+++` line; unlike FM_BOUNDARY's `\s*` it cannot swallow the blank lines after it.
+_FENCE = re.compile(r"^\+{3}[ \t]*\r?$", re.MULTILINE)
 
 
 def _type_ok(value: Any, hint: Any) -> bool:
@@ -123,24 +130,41 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
             raise ConfigError(
                 f"{source}: key '{key}' has unknown value {value!r}", hint=f"use one of: {', '.join(choices)}"
             )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(
+                f"{source}: key '{key}' must be a finite number, got {value!r}", hint="use 0 for no limit"
+            )
         if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
             raise ConfigError(f"{source}: key '{key}' must not be negative, got {value!r}")
     return BotConfig(**values)
 
 
-def parse_text(text: str, path: Path) -> BotFile:
+def split_frontmatter(text: str, path: Path) -> tuple[str | None, str]:
+    """(TOML between the `+++` lines or None when there is none, the body); a BOM and leading blanks are ok.
+
+    Split here rather than by `frontmatter.loads`, which crashes on keys named `content` or `handler`.
+    """
     text = text.lstrip("\ufeff")
-    handler = TomlkitHandler()
-    if not handler.detect(text):
-        return BotFile(path, BotConfig(), {}, text.strip())
-    if len(handler.FM_BOUNDARY.findall(text)) < 2:
+    head = text.lstrip()
+    if not _FENCE.match(head):
+        return None, text
+    parts = _FENCE.split(head, 2)
+    if len(parts) < 3:
         raise ConfigError(f"{path}: the +++ frontmatter is not closed", hint="end it with a line '+++'")
+    return parts[1], parts[2]
+
+
+def parse_text(text: str, path: Path) -> BotFile:
+    fm, body = split_frontmatter(text, path)
+    if fm is None:
+        return BotFile(path, BotConfig(), {}, body.strip())
     try:
-        post = frontmatter.loads(text, handler=handler)
+        values = tomlkit.parse(fm).unwrap()
     except TOMLKitError as e:
-        raise ConfigError(f"{path}: invalid TOML in the +++ frontmatter: {e}", hint="fix the TOML syntax") from e
-    values = dict(post.metadata)
-    return BotFile(path, validate(values, str(path)), values, post.content.strip())
+        raise ConfigError(
+            f"{path}: invalid TOML in the +++ frontmatter: {e}", hint="fix the TOML syntax"
+        ) from e
+    return BotFile(path, validate(values, str(path)), values, body.strip())
 
 
 def load_bot_file(path: Path) -> BotFile:

@@ -1,3 +1,145 @@
-"""`openbot bots` (stub: filled in by its issue)."""
+"""`openbot bots list | create | show | delete | examples`: the bots in OPENBOT_HOME and the current repo.
+
+Bots committed in the current checkout (`.openbot/bots/`) are listed too and shadow home bots of the same
+name. The config parser is imported inside the commands so `openbot --help` stays fast.
+"""
 
 from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from openbot.cli.app import app
+from openbot.errors import OpenbotError, UsageError
+
+bots_app = typer.Typer(name="bots", help="List, create, show and delete bots.", no_args_is_help=True)
+app.add_typer(bots_app)
+
+
+def repo_root() -> Path | None:
+    """The checkout the user is in (a linked worktree counts), whose committed bots and skills are visible."""
+    from openbot.repo import find_repo
+
+    repo = find_repo(Path.cwd())
+    return repo.workdir if repo else None
+
+
+def _row(ref: Any, shadowed: bool) -> dict[str, Any]:
+    row = {"name": ref.name, "source": ref.source, "path": str(ref.config_path), "shadowed": shadowed}
+    try:
+        config = ref.load().config
+    except OpenbotError as e:
+        return {**row, "description": "", "model": "", "error": e.one_line()}
+    return {**row, "description": config.description, "model": config.model, "error": None}
+
+
+@bots_app.command("list")
+def list_(as_json: bool = typer.Option(False, "--json", help="Print a JSON list of bots.")) -> None:
+    """Every bot: name, source (home/repo), description and model; an invalid config is shown, not fatal."""
+    from openbot.bots import bots_by_source
+
+    rows = [_row(ref, shadowed) for ref, shadowed in bots_by_source(repo_root())]
+    if as_json:
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        typer.echo("no bots yet; create one with `openbot bots create <name>`")
+        return
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        what = f"invalid: {r['error']}" if r["error"] else f"{r['model']}  {r['description']}".rstrip()
+        mark = "  (shadowed by the repo's bot)" if r["shadowed"] else ""
+        typer.echo(f"{r['name']:<{width}}  {r['source']:<4}  {what}{mark}")
+
+
+@bots_app.command()
+def create(
+    name: str = typer.Argument(..., help="Letters, digits, '.', '_' or '-'."),
+    description: str = typer.Option("", "-d", "--description", help="One line shown by `bots list`."),
+    prompt: str = typer.Option("", "-p", "--prompt", help="The bot's instructions (markdown)."),
+    from_example: str | None = typer.Option(None, "--from", help="Copy a shipped example (`bots examples`)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing config.md (memory is kept)."),
+) -> None:
+    """Create $OPENBOT_HOME/bots/<name>/config.md, from scratch or from a shipped example."""
+    from openbot.bots import create_bot
+
+    path = create_bot(name, description, prompt, from_example, force)
+    typer.echo(f"created {name}: {path}")
+    typer.echo(f"edit its instructions there, then: openbot run {name}")
+
+
+@bots_app.command()
+def show(
+    name: str = typer.Argument(..., help="The bot to show."),
+    as_json: bool = typer.Option(False, "--json", help="Print it all as JSON."),
+) -> None:
+    """The bot's path, source, every config key with its effective value, and its instructions."""
+    import dataclasses
+
+    from openbot.bots import find_bot
+
+    ref = find_bot(name, repo_root())
+    bot_file = ref.load()
+    config = dataclasses.asdict(bot_file.config)
+    if as_json:
+        doc = {
+            "name": name,
+            "source": ref.source,
+            "path": str(ref.config_path),
+            "config": config,
+            "set_in_file": sorted(bot_file.values),
+            "instructions": bot_file.instructions,
+        }
+        typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        return
+    typer.echo(f"name: {name}\nsource: {ref.source}\npath: {ref.config_path}\nconfig:")
+    width = max(map(len, config))
+    for key, value in config.items():
+        origin = "" if key in bot_file.values else "  (default)"
+        typer.echo(f"  {key:<{width}} = {json.dumps(value, ensure_ascii=False)}{origin}")
+    typer.echo("instructions:")
+    typer.echo(bot_file.instructions or "(none)")
+
+
+@bots_app.command()
+def delete(
+    name: str = typer.Argument(..., help="The home bot to delete."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask; needed when stdin is not a terminal."),
+) -> None:
+    """Delete a home bot entirely: config, skills, and its memory and history in every project."""
+    from openbot import paths
+    from openbot.bots import delete_bot, find_bot
+
+    root = repo_root()
+    ref = find_bot(name, root)
+    target = paths.bot_home(name)
+    if not yes and ref.source == "home":
+        if not sys.stdin.isatty():
+            raise UsageError(f"deleting {target} needs confirmation", hint="pass --yes")
+        typer.confirm(f"delete {target} with all its memory and history?", abort=True)
+    delete_bot(name, root)
+    typer.echo(f"deleted {target}")
+
+
+@bots_app.command()
+def examples() -> None:
+    """The example bots shipped with openbot, for `bots create <name> --from <example>`."""
+    from openbot import paths
+    from openbot.bots import list_examples
+    from openbot.config import load_bot_file
+
+    names = list_examples()
+    if not names:
+        typer.echo(f"no example bots are shipped (in {paths.SHIPPED_BOTS})")
+        return
+    width = max(map(len, names))
+    for example in names:
+        try:
+            description = load_bot_file(paths.SHIPPED_BOTS / example / "config.md").config.description
+        except OpenbotError as e:
+            description = f"invalid: {e.one_line()}"
+        typer.echo(f"{example:<{width}}  {description}")

@@ -1,3 +1,111 @@
-"""`openbot doctor` (stub: filled in by its issue)."""
+"""`openbot doctor`: one PASS/WARN/FAIL line per thing a run needs; exit 1 when anything FAILs.
+
+Checks OPENBOT_HOME, git, the API key (presence only — its value is never printed), the kernel sandbox,
+and that every bot visible from here (home and the current repo) has a valid config.
+"""
 
 from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import typer
+
+from openbot.cli.app import app
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str  # "PASS" | "WARN" | "FAIL"
+    name: str
+    detail: str
+
+    def line(self) -> str:
+        return f"{self.status} {self.name}: {self.detail}"
+
+
+def check_home() -> Check:
+    from openbot import paths
+
+    home = paths.home()
+    if home.exists():
+        if not home.is_dir():
+            return Check("FAIL", "OPENBOT_HOME", f"{home} is not a directory")
+        if not os.access(home, os.W_OK | os.X_OK):
+            return Check("FAIL", "OPENBOT_HOME", f"{home} is not writable")
+        return Check("PASS", "OPENBOT_HOME", f"{home} exists and is writable")
+    parent = next(p for p in home.parents if p.exists())
+    if parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
+        return Check("PASS", "OPENBOT_HOME", f"{home} will be created on first use")
+    return Check("FAIL", "OPENBOT_HOME", f"{home} cannot be created: {parent} is not writable")
+
+
+def check_git() -> Check:
+    exe = shutil.which("git")
+    if exe is None:
+        return Check("FAIL", "git", "not found on PATH (install git)")
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return Check("FAIL", "git", f"{exe} does not run: {e}")
+    if out.returncode != 0:
+        return Check("FAIL", "git", f"{exe} --version failed: {out.stderr.strip()}")
+    return Check("PASS", "git", f"{out.stdout.strip()} ({exe})")
+
+
+def check_api_key() -> Check:
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return Check("PASS", "ANTHROPIC_API_KEY", "set")
+    # Not a FAIL: scripted bots run offline without a key.
+    return Check("WARN", "ANTHROPIC_API_KEY", "not set; Claude models need it (scripted bots do not)")
+
+
+def check_sandbox() -> Check:
+    try:
+        from openbot.sandbox import kernel_support
+    except ImportError:
+        return Check("FAIL", "sandbox", "module missing")
+    support = kernel_support()
+    if not support.filesystem:
+        return Check("FAIL", "sandbox", f"{support.detail}; the confined sandbox modes cannot run")
+    if not support.network:
+        return Check("WARN", "sandbox", support.detail)
+    return Check("PASS", "sandbox", support.detail)
+
+
+def check_bots(repo_root: Path | None) -> Iterator[Check]:
+    from openbot.bots import bots_by_source
+    from openbot.errors import OpenbotError
+
+    for ref, shadowed in bots_by_source(repo_root):
+        name = f"bot {ref.name} ({ref.source})"
+        try:
+            ref.load()
+        except OpenbotError as e:
+            yield Check("FAIL", name, e.one_line())
+            continue
+        yield Check(
+            "PASS", name, f"{ref.config_path}" + (" (shadowed by the repo's bot)" if shadowed else "")
+        )
+
+
+def all_checks() -> list[Check]:
+    from openbot.cli.bots_cmd import repo_root
+
+    return [check_home(), check_git(), check_api_key(), check_sandbox(), *check_bots(repo_root())]
+
+
+@app.command()
+def doctor() -> None:
+    """Check that openbot can run here: OPENBOT_HOME, git, API key, sandbox, bot configs."""
+    checks = all_checks()
+    for check in checks:
+        typer.echo(check.line())
+    failed = sum(c.status == "FAIL" for c in checks)
+    if failed:
+        typer.echo(f"{failed} check{'s' if failed > 1 else ''} failed", err=True)
+        raise typer.Exit(1)

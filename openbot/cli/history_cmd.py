@@ -1,3 +1,155 @@
-"""`openbot history` (stub: filled in by its issue)."""
+"""`openbot history <bot>`: a bot's sessions in one project, newest first, or one session in full.
+
+Reads only what it shows (the last N metadata files, or one events.jsonl) so it stays fast with
+thousands of sessions. Imports stay light: no rich, no anthropic, no pygit2.
+"""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from openbot.cli.app import app
+
+if TYPE_CHECKING:
+    from openbot.history import SessionMeta
+
+MAX_OUTPUT_LINES = 20  # of one command's output in the session view; the rest is in events.jsonl
+
+
+def _tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def _duration(secs: float) -> str:
+    s = int(secs)
+    if s < 60:
+        return f"{secs:.0f}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def _one_line(text: str, width: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _row(m: SessionMeta) -> str:
+    date = m.started_at[:16].replace("T", " ") or "-"
+    summary = m.response_summary or m.prompt_summary or m.error
+    return (
+        f"{m.session_number:>5}  {date:<16}  {_duration(m.duration_secs):>7}  {_tokens(m.total_tokens):>7}  "
+        f"{m.status:<11}  {m.action or '-':<7}  {_one_line(summary, 70)}"
+    )
+
+
+def _print_list(sessions: list[SessionMeta]) -> None:
+    typer.echo(
+        f"{'#':>5}  {'started (UTC)':<16}  {'time':>7}  {'tokens':>7}  {'status':<11}  {'action':<7}  summary"
+    )
+    for m in sessions:
+        typer.echo(_row(m))
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+def _command(e: dict[str, Any]) -> str:
+    code = e.get("exit_code")
+    status = f"exit {code}" if code is not None else ("timed out" if e.get("timed_out") else "killed")
+    head = f"$ {e.get('command', '')}  [{status}, {e.get('duration_ms', 0) / 1000:.1f}s]"
+    lines = str(e.get("output", "")).splitlines()
+    body = lines[:MAX_OUTPUT_LINES]
+    if len(lines) > MAX_OUTPUT_LINES:
+        body.append(f"… {len(lines) - MAX_OUTPUT_LINES} more lines")
+    if e.get("full_output_path"):
+        body.append(f"(full output: {e['full_output_path']})")
+    return head + ("\n" + _indent("\n".join(body)) if body else "")
+
+
+def _event_text(e: dict[str, Any]) -> str | None:
+    """One event as the session view shows it; None for events it leaves out (token counts, shell calls)."""
+    kind = e.get("type")
+    if kind == "message":
+        return f"{e.get('role', 'assistant')}:\n{_indent(str(e.get('text', '')))}"
+    if kind == "user_input":
+        return f"user:\n{_indent(str(e.get('text', '')))}"
+    if kind == "command":
+        return _command(e)
+    if kind == "tool_call" and e.get("name") != "shell":  # shell calls show as their command
+        return f"→ {e.get('name')} {_one_line(json.dumps(e.get('input', {}), ensure_ascii=False), 100)}"
+    if kind == "tool_result" and e.get("is_error"):
+        return f"! {e.get('name')} failed: {_one_line(str(e.get('content', '')), 200)}"
+    if kind == "error":
+        return f"error: {e.get('message', '')}"
+    if kind == "notice":
+        return f"[{e.get('kind', 'notice')}] {e.get('message', '')}"
+    if kind == "turn_aborted":
+        return f"turn aborted: {e.get('reason', '')} {e.get('detail', '')}".rstrip()
+    if kind == "session_ended":
+        return f"session ended: {e.get('status', '')} {e.get('reason', '')}".rstrip()
+    return None
+
+
+def _print_session(m: SessionMeta, events: list[dict[str, Any]]) -> None:
+    typer.echo(f"session {m.session_number} ({m.session_id})")
+    fields = m.to_dict()
+    fields["tokens"] = ", ".join(f"{k} {v}" for k, v in m.tokens.items()) + f" (total {m.total_tokens})"
+    for key, value in fields.items():
+        if key not in ("session_id", "session_number") and value not in ("", None, {}):
+            typer.echo(f"  {key + ':':<18}{value}")
+    typer.echo("")
+    shown = [t for e in events if (t := _event_text(e)) is not None]
+    typer.echo("\n".join(shown) if shown else "(no events recorded)")
+
+
+@app.command()
+def history(
+    bot: str = typer.Argument(..., help="The bot whose sessions to show."),
+    project: str | None = typer.Option(
+        None, "--project", help="Project slug (a directory under workspaces/); default: this repository."
+    ),
+    session: str | None = typer.Option(
+        None, "--session", help="Show one session in full: its id or its number."
+    ),
+    limit: int = typer.Option(20, "-n", "--limit", min=1, help="How many recent sessions to list."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print JSON: a list of metadata, or {metadata, events}."
+    ),
+) -> None:
+    """List a bot's sessions in this project, newest first, or show one session's commands and messages."""
+    # Imported here so `openbot --help` pays only for typer.
+    from openbot import paths
+    from openbot.bots import find_bot
+    from openbot.events import read_events
+    from openbot.history import History
+    from openbot.project import resolve_project
+
+    cwd = Path.cwd()
+    proj = resolve_project(cwd, project)
+    find_bot(bot, proj.repo.workdir if proj.repo else None)
+    store = History(paths.history_dir(bot, proj.slug))
+    if session is not None:
+        meta = store.get(session)
+        events = list(read_events(store.events_path(meta.session_id)))
+        if as_json:
+            typer.echo(
+                json.dumps({"metadata": meta.to_dict(), "events": events}, ensure_ascii=False, indent=2)
+            )
+        else:
+            _print_session(meta, events)
+        return
+    sessions = store.recent(limit)
+    if as_json:
+        typer.echo(json.dumps([m.to_dict() for m in sessions], ensure_ascii=False, indent=2))
+    elif not sessions:
+        typer.echo(f"no sessions for {bot} in {proj.slug}")
+    else:
+        _print_list(sessions)

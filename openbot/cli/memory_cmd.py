@@ -1,3 +1,136 @@
-"""`openbot memory` (stub: filled in by its issue)."""
+"""`openbot memory <bot> show | set | remove | clear`: the memory a bot keeps per project.
+
+The project defaults to the repository around the current directory, so this is the memory that
+`openbot run` reads there. Imports stay light: this command must start as fast as a bare typer app.
+"""
 
 from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from openbot.cli.app import app
+from openbot.errors import ConfigError, NotFoundError
+
+if TYPE_CHECKING:
+    from openbot.memory import MemoryStore
+
+PROJECT_HELP = "Project slug (a directory under workspaces/); default: the current directory's repository."
+
+memory_app = typer.Typer(
+    name="memory",
+    help="Show and edit a bot's memory for one project.",
+    no_args_is_help=True,
+)
+app.add_typer(memory_app)
+
+
+@dataclass
+class _Target:
+    bot: str
+    project: str | None  # --project given before the subcommand
+
+
+def _store(ctx: typer.Context, project: str | None) -> tuple[str, str, MemoryStore]:
+    """(bot, project slug, store) for a subcommand; its own --project wins over the group's."""
+    # Imported here, not at the top, so `openbot --help` pays only for typer.
+    from openbot import paths
+    from openbot.memory import MemoryStore
+    from openbot.project import resolve_project
+
+    target: _Target = ctx.obj
+    slug = resolve_project(Path.cwd(), project or target.project).slug
+    return target.bot, slug, MemoryStore(paths.memory_file(target.bot, slug))
+
+
+@memory_app.callback()
+def _memory(
+    ctx: typer.Context,
+    bot: str = typer.Argument(..., metavar="BOT", help="The bot whose memory to use."),
+    project: str | None = typer.Option(None, "--project", help=PROJECT_HELP),
+) -> None:
+    """Show and edit a bot's memory for one project (default: the current directory's repository)."""
+    from openbot.bots import find_bot
+    from openbot.project import check_slug
+    from openbot.repo import find_repo
+
+    repo = find_repo(Path.cwd())
+    find_bot(bot, repo.workdir if repo else None)
+    if project is not None:
+        check_slug(project)
+    ctx.obj = _Target(bot, project)
+
+
+@memory_app.command()
+def show(
+    ctx: typer.Context,
+    project: str | None = typer.Option(None, "--project", help=PROJECT_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print {bot, project, path, entries} as JSON."),
+) -> None:
+    """Print every entry as `key: value`."""
+    bot, slug, store = _store(ctx, project)
+    entries = store.load()
+    if as_json:
+        doc = {"bot": bot, "project": slug, "path": str(store.path), "entries": entries}
+        typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+    elif not entries:
+        typer.echo(f"no memory for {bot} in {slug}")
+    else:
+        for key, value in entries.items():
+            typer.echo(f"{key}: {value}")
+
+
+@memory_app.command("set")
+def set_(
+    ctx: typer.Context,
+    key: str = typer.Argument(..., help="One line, up to 200 characters."),
+    value: str = typer.Argument(..., help="Any text."),
+    project: str | None = typer.Option(None, "--project", help=PROJECT_HELP),
+) -> None:
+    """Set one entry (replacing its old value)."""
+    bot, slug, store = _store(ctx, project)
+    store.set(key, value)
+    typer.echo(f"set {key!r} for {bot} in {slug}")
+
+
+@memory_app.command()
+def remove(
+    ctx: typer.Context,
+    key: str = typer.Argument(..., help="The key to delete."),
+    project: str | None = typer.Option(None, "--project", help=PROJECT_HELP),
+) -> None:
+    """Delete one entry; a key that is not there is an error."""
+    bot, slug, store = _store(ctx, project)
+    if not store.remove(key):
+        keys = list(store.load())
+        hint = f"keys: {', '.join(keys)}" if keys else "the memory is empty"
+        raise NotFoundError(f"no memory key {key!r} for {bot} in {slug}", hint=hint)
+    typer.echo(f"removed {key!r} for {bot} in {slug}")
+
+
+@memory_app.command()
+def clear(
+    ctx: typer.Context,
+    project: str | None = typer.Option(None, "--project", help=PROJECT_HELP),
+    repair: bool = typer.Option(
+        False,
+        "--repair",
+        help="If memory.json is damaged, move it aside to memory.json.corrupt-<time> and start empty. "
+        "Without this a damaged file is never touched.",
+    ),
+) -> None:
+    """Delete every entry. With --repair, a damaged memory.json is moved aside instead of refused."""
+    bot, slug, store = _store(ctx, project)
+    try:
+        removed = store.clear()
+    except ConfigError:
+        if not repair:
+            raise
+        moved = store.quarantine()
+        typer.echo(f"moved the damaged memory file to {moved}; {bot} starts with empty memory in {slug}")
+        return
+    typer.echo(f"removed {removed} entr{'y' if removed == 1 else 'ies'} for {bot} in {slug}")

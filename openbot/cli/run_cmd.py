@@ -1,3 +1,124 @@
-"""`openbot run` (stub: filled in by its issue)."""
+"""`openbot run <bot>`: the product's main job (see openbot.runner and openbot.loop)."""
 
 from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from openbot.cli.app import app
+from openbot.errors import UsageError
+
+
+@app.command("run")
+def run_command(
+    bot: Optional[str] = typer.Argument(None, help="The bot to run."),  # noqa: UP045 (typer needs Optional)
+    bot_opt: Optional[str] = typer.Option(None, "--bot", "-b", help="The bot to run (same as the argument)."),  # noqa: UP045
+    prompt: str = typer.Option("", "--prompt", "-p", help="The task for this run, added to every iteration."),
+    max_iterations: Optional[int] = typer.Option(
+        None, "--max-iterations", "-n", min=0, help="0 = unlimited."
+    ),  # noqa: UP045
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Claude model, or scripted:<path>."),  # noqa: UP045
+    sleep_secs: Optional[float] = typer.Option(
+        None, "--sleep-secs", "-s", min=0, help="Pause between iterations."
+    ),  # noqa: UP045
+    sandbox: Optional[str] = typer.Option(
+        None, "--sandbox", help="workspace-write | read-only | danger-full-access."
+    ),  # noqa: UP045
+    no_worktree: bool = typer.Option(
+        False, "--no-worktree", help="Work in the current checkout (no new branch)."
+    ),
+    with_changes: bool = typer.Option(
+        False, "--with-changes", help="Carry your uncommitted changes into the worktree."
+    ),
+    skip_git_check: bool = typer.Option(
+        False, "--skip-git-check", help="Allow running outside a git repository."
+    ),
+    project: Optional[str] = typer.Option(None, "--project", help="Project slug for memory and history."),  # noqa: UP045
+    resume: Optional[str] = typer.Option(
+        None, "--resume", help="Continue a run by its id (same branch, same conversation)."
+    ),  # noqa: UP045
+    max_cost_usd: Optional[float] = typer.Option(
+        None, "--max-cost-usd", min=0, help="Stop at this spend (USD)."
+    ),  # noqa: UP045
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=0, help="Stop at this many tokens."),  # noqa: UP045
+    max_minutes: Optional[float] = typer.Option(
+        None, "--max-minutes", min=0, help="Stop after this wall time."
+    ),  # noqa: UP045
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout at the end."),
+) -> None:
+    """Run a bot: iterate agent sessions in an isolated worktree until it completes or a limit is hit."""
+    from openbot.display import LiveView
+    from openbot.inbox import Inbox
+    from openbot.redact import Redactor
+    from openbot.runner import RunRequest, plan_run, run
+    from openbot.signals import SignalGuard
+
+    name = bot or bot_opt
+    if not name:
+        raise UsageError("missing the bot name", hint="openbot run <bot> (see `openbot bots list`)")
+    if bot and bot_opt and bot != bot_opt:
+        raise UsageError(f"two different bots given: '{bot}' and '{bot_opt}'")
+    extra = {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens, "max_minutes": max_minutes}
+    req = RunRequest(
+        bot=name,
+        cwd=Path.cwd(),
+        prompt=prompt,
+        model=model,
+        max_iterations=max_iterations,
+        sleep_secs=sleep_secs,
+        sandbox=sandbox,
+        skip_git_check=skip_git_check or None,
+        no_worktree=no_worktree,
+        with_changes=with_changes,
+        project=project,
+        resume=resume,
+        extra_flags={k: v for k, v in extra.items() if v is not None},
+    )
+    plan = plan_run(req)  # every usage/config error surfaces here, before anything is created
+    in_ci = os.environ.get("CI", "").lower() in ("1", "true") or bool(os.environ.get("GITHUB_ACTIONS"))
+    view = LiveView(sys.stderr, Redactor.from_env(os.environ).redact, stream_text=False if in_ci else None)
+    cancel = threading.Event()
+    guard = SignalGuard(cancel)
+    guard.install()
+    try:
+        result = run(plan, view, Inbox.for_terminal(), guard, cancel)
+    finally:
+        guard.restore()
+    _report(view, result, in_ci)
+    if as_json:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+    raise typer.Exit(result.exit_code)
+
+
+def _report(view: object, result: object, in_ci: bool) -> None:
+    from openbot.runner import RunResult
+
+    assert isinstance(result, RunResult)
+    r = result.record
+    lines = [
+        f"openbot: run {r.run_id} {r.status}" + (f": {r.reason}" if r.reason else ""),
+        f"  iterations {r.iterations} · commands {r.command_count} · tokens {sum(r.tokens.values()):,}"
+        f" · cost ${r.cost_usd:.4f}",
+    ]
+    if r.branch:
+        lines.append(f"  branch {r.branch}" + (f" (from {r.base})" if r.base else ""))
+    if r.summary:
+        lines.append(f"  summary: {r.summary.splitlines()[0][:200]}")
+    if r.action:
+        lines.append(f"  action: {r.action}" + (f" — {r.action_message}" if r.action_message else ""))
+    lines.append(f"  resume: {result.resume_command}")
+    for line in lines:
+        view.line(line)  # type: ignore[attr-defined]
+    if in_ci:
+        try:
+            from openbot.ci import write_step_summary
+
+            write_step_summary(result.to_json(), os.environ)
+        except ImportError:
+            pass

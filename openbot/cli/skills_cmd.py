@@ -1,3 +1,116 @@
-"""`openbot skills` (stub: filled in by its issue)."""
+"""`openbot skills list | show | install | remove`: the markdown skills bots get in their prompt.
+
+`skills list <bot>` prints exactly what that bot's prompt gets (`openbot.skills.load_skills`); without a
+bot it prints every skill in reach: all shipped ones, the global ones and the current repo's.
+"""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from openbot.cli.app import app
+from openbot.cli.bots_cmd import repo_root
+from openbot.errors import NotFoundError, UsageError
+
+skills_app = typer.Typer(name="skills", help="List, show, install and remove skills.", no_args_is_help=True)
+app.add_typer(skills_app)
+
+BOT_HELP = "Use this bot's skills (bot-local ones included)."
+
+
+def _skills(bot: str | None) -> list[Any]:
+    """A bot's skills exactly as its prompt gets them, or every skill in reach when no bot is named."""
+    from openbot import paths
+    from openbot.bots import find_bot
+    from openbot.skills import discover, load_skills
+
+    root = repo_root()
+    if bot is not None:
+        config = find_bot(bot, root).load().config
+        return load_skills(bot, root, config.shipped_skills)
+    found = discover(paths.SHIPPED_SKILLS, "shipped") + discover(paths.global_skills_dir(), "global")
+    return found + (discover(paths.repo_skills_dir(root), "repo") if root else [])
+
+
+def _dest(global_: bool, bot: str | None) -> Path:
+    """The directory `install`/`remove` write to: exactly one of --global and --bot."""
+    from openbot import paths
+    from openbot.bots import find_bot
+
+    if global_ == (bot is not None):
+        raise UsageError("say where: pass exactly one of --global or --bot <bot>")
+    if bot is None:
+        return paths.global_skills_dir()
+    find_bot(bot, repo_root())
+    return paths.bot_skills_dir(bot)
+
+
+@skills_app.command("list")
+def list_(
+    bot: str | None = typer.Argument(None, help="Show exactly the skills this bot's prompt gets."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of skills."),
+) -> None:
+    """Skills with source, description and path (with a bot: exactly those its prompt gets)."""
+    skills = _skills(bot)
+    if as_json:
+        rows = [
+            {"name": s.name, "source": s.source, "description": s.description, "path": str(s.path)}
+            for s in skills
+        ]
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not skills:
+        typer.echo(f"no skills for {bot}" if bot else "no skills found")
+        return
+    width = max(len(s.name) for s in skills)
+    for s in skills:
+        typer.echo(f"{s.name:<{width}}  {s.source:<7}  {s.description}  ({s.path})")
+
+
+@skills_app.command()
+def show(
+    name: str = typer.Argument(..., help="The skill to show."),
+    bot: str | None = typer.Option(None, "--bot", help=BOT_HELP),
+) -> None:
+    """A skill's source, path, description and body."""
+    import difflib
+
+    # Later entries are more specific, so the last one of a name is the one in effect.
+    skills = {s.name: s for s in _skills(bot)}
+    if name not in skills:
+        close = difflib.get_close_matches(name, list(skills), n=3)
+        hint = f"did you mean '{close[0]}'?" if close else f"skills: {', '.join(skills) or 'none'}"
+        raise NotFoundError(f"no skill named '{name}'" + (f" for {bot}" if bot else ""), hint=hint)
+    s = skills[name]
+    typer.echo(f"name: {s.name}\nsource: {s.source}\npath: {s.path}\ndescription: {s.description}\n")
+    typer.echo(s.body)
+
+
+@skills_app.command()
+def install(
+    source: str = typer.Argument(..., help="A .md file, a folder of skills, a SKILL.md folder or a git URL."),
+    global_: bool = typer.Option(False, "--global", help="Install for every bot ($OPENBOT_HOME/skills)."),
+    bot: str | None = typer.Option(None, "--bot", help="Install for this bot only."),
+    force: bool = typer.Option(False, "--force", help="Replace installed skills of the same name."),
+) -> None:
+    """Copy skills into the global or a bot's skills directory."""
+    from openbot.skills import install_skill
+
+    for s in install_skill(source, _dest(global_, bot), force=force):
+        typer.echo(f"installed {s.name}: {s.path}")
+
+
+@skills_app.command()
+def remove(
+    name: str = typer.Argument(..., help="The skill to delete."),
+    global_: bool = typer.Option(False, "--global", help="From $OPENBOT_HOME/skills."),
+    bot: str | None = typer.Option(None, "--bot", help="From this bot's skills."),
+) -> None:
+    """Delete an installed skill (its file, or its whole SKILL.md folder)."""
+    from openbot.skills import remove_skill
+
+    typer.echo(f"removed {remove_skill(name, _dest(global_, bot))}")

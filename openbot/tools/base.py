@@ -28,6 +28,7 @@ class ToolContext:
     sandbox: SandboxPolicy | None = None
     sink: EventSink = field(default_factory=NullSink)
     cancel: threading.Event = field(default_factory=threading.Event)
+    cancel_signal: int = 2  # the signal that set `cancel` (SIGINT or SIGTERM)
     default_timeout_secs: float = 600.0
     completion: dict[str, str] | None = None  # set by session_complete: {"summary", "action"}
     command_count: int = 0

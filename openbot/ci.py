@@ -1,0 +1,107 @@
+"""Running under CI: detect it, and render a run's `--json` result as a GitHub Actions step summary.
+
+The summary is what a maintainer reads the morning after a nightly run, so it answers at a glance:
+did it finish, where is the work (branch), what did it cost, what should I do (action, resume command).
+Every value is model- or user-derived text, so table cells are escaped for markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_TRUE = ("true", "1", "yes")
+_STATUS_ICON = {0: "✅", 3: "⚠️"}  # exit codes: 0 completed, 3 stopped at a limit; anything else failed
+
+
+def in_ci(environ: Mapping[str, str]) -> bool:
+    """True on a CI runner (`CI=true`, set by most CI systems, or `GITHUB_ACTIONS=true`)."""
+    return any(environ.get(name, "").strip().lower() in _TRUE for name in ("CI", "GITHUB_ACTIONS"))
+
+
+def _cell(value: Any) -> str:
+    """One markdown table cell: pipes escaped, newlines flattened, never empty."""
+    text = " ".join(str(value).split()) if value not in (None, "") else "—"
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _code(value: Any) -> str:
+    """Inline code that survives backticks inside the value (a longer fence, as CommonMark allows)."""
+    text = " ".join(str(value).split()).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _tokens(tokens: Any) -> str:
+    if isinstance(tokens, Mapping):
+        total = sum(v for v in tokens.values() if isinstance(v, int))
+        parts = ", ".join(
+            f"{k.replace('_', ' ')} {v:,}" for k, v in tokens.items() if isinstance(v, int) and v
+        )
+        return f"{total:,} ({parts})" if parts else f"{total:,}"
+    if isinstance(tokens, int):
+        return f"{tokens:,}"
+    return _cell(tokens)
+
+
+def _cost(cost: Any) -> str:
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
+    return _cell(cost)
+
+
+def step_summary_markdown(result: Mapping[str, Any]) -> str:
+    """The run's `--json` object as a heading, a table, the bot's own summary and how to resume."""
+    exit_code = result.get("exit_code")
+    icon = _STATUS_ICON.get(exit_code, "❌") if isinstance(exit_code, int) else "❔"
+    status = result.get("status") or "unknown"
+    bot = result.get("bot") or "?"
+    lines = [f"### {icon} openbot {_code(bot)}: {_cell(status)}", "", "| | |", "|---|---|"]
+
+    def row(name: str, value: str) -> None:
+        lines.append(f"| {name} | {value} |")
+
+    row("Status", f"{_cell(status)} (exit code {_cell(exit_code)})")
+    branch, base = result.get("branch"), result.get("base")
+    if branch:
+        row("Branch", _code(branch) + (f" from {_code(base)}" if base else ""))
+    row("Iterations", _cell(result.get("iterations")))
+    if "command_count" in result:
+        row("Commands run", _cell(result.get("command_count")))
+    row("Tokens", _tokens(result.get("tokens")))
+    row("Cost", _cost(result.get("cost_usd")))
+    row("Action", _cell(result.get("action")))
+    if result.get("run_id"):
+        row("Run", _code(result["run_id"]))
+    sessions = result.get("session_ids") or []
+    if sessions:
+        row("Sessions", ", ".join(_code(s) for s in sessions))
+
+    summary = str(result.get("summary") or "").strip()
+    lines += ["", "**Summary**", ""]
+    # A blockquote keeps the bot's markdown readable while making clear whose words these are.
+    lines += (
+        [f"> {line}" if line.strip() else ">" for line in summary.splitlines()] if summary else ["_none_"]
+    )
+    if result.get("resume_command"):
+        lines += ["", "Continue this run:", "", "```sh", str(result["resume_command"]).strip(), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def write_step_summary(result: Mapping[str, Any], environ: Mapping[str, str]) -> bool:
+    """Append the summary to `$GITHUB_STEP_SUMMARY`; False when it is unset or cannot be written.
+
+    A summary that cannot be written must not fail a run whose work is already done, so OSError is
+    reported by the return value, not raised."""
+    path = environ.get("GITHUB_STEP_SUMMARY", "")
+    if not path:
+        return False
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(step_summary_markdown(result) + "\n")
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,78 @@
+"""The live view of a run on stderr: plain lines, with assistant text streamed when stderr is a terminal.
+
+It is an EventSink like the log writer; under CI (or without a TTY) it prints plain log lines only.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from openbot import events as ev
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class LiveView:
+    def __init__(self, stream: TextIO | None = None, redact: Callable[[str], str] = lambda s: s,
+                 stream_text: bool | None = None) -> None:
+        self.out = stream or sys.stderr
+        self.redact = redact
+        self.stream_text = self.out.isatty() if stream_text is None else stream_text
+        self._mid_text = False
+        self.tokens = 0
+        self.cost = 0.0
+
+    def line(self, text: str) -> None:
+        if self._mid_text:
+            self.out.write("\n")
+            self._mid_text = False
+        self.out.write(self.redact(text) + "\n")
+        self.out.flush()
+
+    def emit(self, event: ev.Event) -> None:
+        match event:
+            case ev.TextDelta(text=t) if self.stream_text:
+                self.out.write(self.redact(t))
+                self.out.flush()
+                self._mid_text = True
+            case ev.Message(text=t) if not self.stream_text:
+                for part in t.strip().splitlines():
+                    self.line(f"  │ {part}")
+            case ev.Message():
+                self.line("")
+            case ev.SessionStarted(session_number=n, branch=b):
+                self.line(f"── session {n}" + (f" · {b}" if b else ""))
+            case ev.CommandStarted(command=c):
+                self.line(f"  $ {_first_line(c)}")
+            case ev.Command(exit_code=code, duration_ms=ms, output_bytes=size, timed_out=to):
+                status = "killed (timeout)" if to else ("killed" if code is None else f"exit {code}")
+                self.line(f"    → {status} in {ms / 1000:.1f}s, {size:,} bytes of output")
+            case ev.ToolCall(name=name, input=inp) if name != "shell":
+                detail = " ".join(str(inp.get(k, "")) for k in ("command", "action", "path", "key") if k in inp)
+                self.line(f"  • {name} {_first_line(detail, 100)}")
+            case ev.ToolResult(name=name, is_error=True, content=c):
+                self.line(f"    ! {name} failed: {_first_line(c)}")
+            case ev.TokenCount(input=i, output=o, cache_read=r, cache_write=w, cost_usd=c):
+                self.tokens += i + o + r + w
+                self.cost += c
+            case ev.TurnCompleted(steps=s):
+                self.line(f"  turn ended · {s} steps · {self.tokens:,} tokens · ${self.cost:.4f} so far")
+            case ev.TurnAborted(reason=why, detail=d):
+                self.line(f"  turn ended ({why}: {d}) · {self.tokens:,} tokens · ${self.cost:.4f} so far")
+            case ev.Retry(attempt=a, cause=c, wait_secs=w):
+                self.line(f"  ! model call failed ({c}); retry {a} in {w:.1f}s")
+            case ev.UserInput(text=t):
+                self.line(f"  > {t}")
+            case ev.Error(message=m):
+                self.line(f"  ✗ {m}")
+            case ev.Notice(message=m):
+                self.line(f"  · {m}")
+            case ev.SessionEnded(status=st, reason=r):
+                self.line(f"  session {st}" + (f": {r}" if r else ""))
+            case _:
+                pass

@@ -1,0 +1,209 @@
+"""Session history of one bot in one project: one directory per session under `paths.history_dir`.
+
+    <root>/<session_id>/metadata.json   what `openbot history` lists (rewritten atomically)
+    <root>/<session_id>/events.jsonl    every event of the session (openbot.events)
+
+The session directories are the truth: there is no index to go stale, so users may copy, prune or restore
+folders by hand. `session_id` is `<number:06d>-<UTC %Y%m%dT%H%M%SZ>`; listing sorts names by their number
+and reads only the metadata it shows, so thousands of sessions stay cheap. A session whose metadata.json
+is missing or damaged is listed with status "unknown", never a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from openbot import paths
+from openbot.errors import NotFoundError, UsageError
+from openbot.memory import write_atomic
+
+SESSION_STATUSES = ("running", "completed", "limit", "interrupted", "failed")
+UNKNOWN = "unknown"  # shown for a session whose metadata.json cannot be read; never written
+TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
+_SESSION_RE = re.compile(r"^(\d{6,})-(\d{8}T\d{6}Z)$")
+_ID_TIME = "%Y%m%dT%H%M%SZ"
+
+
+def _zero_tokens() -> dict[str, int]:
+    return dict.fromkeys(TOKEN_KINDS, 0)
+
+
+@dataclass
+class SessionMeta:
+    session_id: str
+    session_number: int
+    run_id: str
+    started_at: str  # UTC ISO-8601
+    duration_secs: float = 0.0
+    model: str = ""
+    status: str = "running"  # one of SESSION_STATUSES
+    prompt_summary: str = ""
+    response_summary: str = ""
+    action: str = ""  # what happened to the work: merge | review | discard | ""
+    branch: str = ""
+    base: str = ""
+    tokens: dict[str, int] = field(default_factory=_zero_tokens)
+    cost_usd: float = 0.0
+    command_count: int = 0
+    error: str = ""
+    wip_commit: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys from disk, written back untouched
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(self.tokens.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        return {**self.extra, **d, "tokens": dict(self.tokens)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SessionMeta:
+        """Build from a metadata.json object; ValueError when a known field has the wrong type."""
+        if not isinstance(d, dict):
+            raise ValueError("expected a JSON object")
+        known = {f.name: f for f in dataclasses.fields(cls) if f.name != "extra"}
+        values: dict[str, Any] = {}
+        for name, f in known.items():
+            if name not in d:
+                continue
+            value, want = d[name], f.type
+            if want == "float" and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            ok = {
+                "str": isinstance(value, str),
+                "int": isinstance(value, int) and not isinstance(value, bool),
+                "float": isinstance(value, float),
+                "dict[str, int]": isinstance(value, dict)
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in value.values()),
+            }[str(want)]
+            if not ok:
+                raise ValueError(f"field {name!r} has the wrong type: {value!r}")
+            values[name] = value
+        for name in ("session_id", "session_number", "run_id", "started_at"):
+            if name not in values:
+                raise ValueError(f"field {name!r} is missing")
+        values["tokens"] = {**_zero_tokens(), **values.get("tokens", {})}
+        extra = {k: v for k, v in d.items() if k not in known}
+        return cls(**values, extra=extra)
+
+
+def _number(name: str) -> int | None:
+    m = _SESSION_RE.match(name)
+    return int(m.group(1)) if m else None
+
+
+def _unreadable(session_id: str, why: str) -> SessionMeta:
+    """What a damaged session shows: its number and start time come from the directory name."""
+    m = _SESSION_RE.match(session_id)
+    started = ""
+    if m:
+        started = (
+            datetime.strptime(m.group(2), _ID_TIME).replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")
+        )
+    number = int(m.group(1)) if m else 0
+    return SessionMeta(session_id, number, "", started, status=UNKNOWN, error=why)
+
+
+class History:
+    """The sessions of one bot in one project; `root` is `paths.history_dir(bot, project)`.
+
+    Creates nothing until `create_session`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _names(self) -> list[tuple[int, str]]:
+        """(number, session_id) of every session directory, oldest first; names only, no file is read."""
+        try:
+            names = os.listdir(self.root)
+        except FileNotFoundError:
+            return []
+        found = [(n, name) for name in names if (n := _number(name)) is not None]
+        return sorted(found)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        paths.make_private_dir(self.root)
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def create_session(
+        self, run_id: str, model: str, branch: str = "", base: str = "", prompt_summary: str = ""
+    ) -> SessionMeta:
+        """Number a new session (max existing + 1; the lock keeps parallel runs apart) and record it."""
+        with self._locked():
+            number = self.last_number() + 1
+            now = datetime.now(UTC)
+            session_id = f"{number:06d}-{now.strftime(_ID_TIME)}"
+            self.session_dir(session_id).mkdir(mode=0o700)
+            meta = SessionMeta(
+                session_id=session_id,
+                session_number=number,
+                run_id=run_id,
+                started_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                model=model,
+                branch=branch,
+                base=base,
+                prompt_summary=prompt_summary,
+            )
+            self.save(meta)
+        return meta
+
+    def session_dir(self, session_id: str) -> Path:
+        return self.root / session_id
+
+    def events_path(self, session_id: str) -> Path:
+        return self.session_dir(session_id) / "events.jsonl"
+
+    def save(self, meta: SessionMeta) -> None:
+        if meta.status not in SESSION_STATUSES:
+            raise UsageError(f"session status {meta.status!r} is not one of {', '.join(SESSION_STATUSES)}")
+        text = json.dumps(meta.to_dict(), ensure_ascii=False, indent=2) + "\n"
+        write_atomic(self.session_dir(meta.session_id) / "metadata.json", text)
+
+    def _read(self, session_id: str) -> SessionMeta:
+        path = self.session_dir(session_id) / "metadata.json"
+        try:
+            return SessionMeta.from_dict(json.loads(path.read_bytes()))
+        except FileNotFoundError:
+            return _unreadable(session_id, "metadata.json is missing")
+        except (OSError, ValueError, UnicodeDecodeError) as e:
+            return _unreadable(session_id, f"metadata.json is damaged: {e}")
+
+    def recent(self, n: int) -> list[SessionMeta]:
+        """The newest `n` sessions, newest first; reads exactly those metadata files."""
+        if n <= 0:
+            return []
+        return [self._read(name) for _, name in reversed(self._names()[-n:])]
+
+    def get(self, ref: str) -> SessionMeta:
+        """A session by its id or its number ("12")."""
+        names = self._names()
+        if ref.isdigit():
+            match = [name for n, name in names if n == int(ref)]
+        else:
+            match = [name for _, name in names if name == ref]
+        if not match:
+            last = names[-1][0] if names else 0
+            hint = f"the last session is {last}" if last else "this bot has no sessions in this project"
+            raise NotFoundError(f"no session {ref!r} in {self.root}", hint=hint)
+        return self._read(match[-1])
+
+    def last_number(self) -> int:
+        names = self._names()
+        return names[-1][0] if names else 0

@@ -1,0 +1,198 @@
+"""`openbot run`: plan (validate everything, create nothing), then iterate sessions in a worktree.
+
+    plan_run ──► Runner.execute
+                   ├─ start: sweep dead worktrees, create/reopen the worktree, sandbox policy, run.json
+                   ├─ loop:  iteration → (session dir, events.jsonl, one Turn, metadata) → sleep/inbox
+                   └─ finish (always): WIP-commit + remove worktree, apply the action, final run.json
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openbot.bots import BotRef, find_bot
+from openbot.config import BotConfig, BotFile, resolve
+from openbot.errors import UsageError
+from openbot.models.base import ModelBackend, ModelReply, ModelRequest, is_scripted, load_backend
+from openbot.project import Project, resolve_project
+from openbot.repo import RepoInfo, find_repo
+from openbot.runstate import RunRecord, find_run, new_run_id
+from openbot.stops import LimitReached
+
+EXIT_OK, EXIT_FAILED, EXIT_LIMIT = 0, 1, 3
+
+
+@dataclass
+class RunRequest:
+    """What the user asked for on the command line (flags that are None were not given)."""
+
+    bot: str
+    cwd: Path
+    prompt: str = ""
+    model: str | None = None
+    max_iterations: int | None = None
+    sleep_secs: float | None = None
+    sandbox: str | None = None
+    skip_git_check: bool | None = None
+    no_worktree: bool = False
+    with_changes: bool = False
+    project: str | None = None
+    resume: str | None = None
+    extra_flags: dict[str, Any] = field(default_factory=dict)  # budgets and later config-backed flags
+
+
+@dataclass
+class RunPlan:
+    """A validated run: every check that can fail on bad input has passed, nothing is created yet."""
+
+    req: RunRequest
+    bot: BotRef
+    bot_file: BotFile
+    config: BotConfig
+    model: str
+    project: Project
+    repo: RepoInfo | None
+    use_worktree: bool
+    resume: RunRecord | None
+
+
+def _resolve_model(model: str, base_dir: Path) -> str:
+    if not is_scripted(model):
+        return model
+    path = Path(model.removeprefix("scripted:")).expanduser()
+    return f"scripted:{path if path.is_absolute() else (base_dir / path).resolve()}"
+
+
+def plan_run(req: RunRequest) -> RunPlan:
+    repo = find_repo(req.cwd)
+    bot = find_bot(req.bot, repo.workdir if repo else None)
+    bot_file = bot.load()
+    flags = {
+        "model": req.model,
+        "max_iterations": req.max_iterations,
+        "sleep_secs": req.sleep_secs,
+        "sandbox": req.sandbox,
+        "skip_git_check": req.skip_git_check,
+        **req.extra_flags,
+    }
+    config = resolve(bot_file.values, flags, str(bot_file.path))
+    if repo is None and not config.skip_git_check:
+        raise UsageError(
+            f"not inside a git repository: {req.cwd}",
+            hint="cd into a repository, or pass --skip-git-check to work in this directory without a worktree",
+        )
+    base_dir = req.cwd if req.model else bot_file.path.parent
+    model = _resolve_model(config.model, base_dir)
+    if is_scripted(model):
+        from openbot.models.scripted import ScriptedModel
+
+        ScriptedModel.from_file(model.removeprefix("scripted:"))  # a bad script fails now, not mid-run
+    elif not os.environ.get("ANTHROPIC_API_KEY"):
+        raise UsageError(
+            f"ANTHROPIC_API_KEY is not set (needed by model '{model}')",
+            hint="export ANTHROPIC_API_KEY=..., or dry-run with model = \"scripted:<path>\"",
+        )
+    project = resolve_project(req.cwd, req.project)
+    resume = find_run(bot.name, project.slug, req.resume) if req.resume else None
+    if resume is not None and req.project is None:
+        project = Project(slug=resume.project, repo=project.repo)
+    use_worktree = repo is not None and not req.no_worktree and (resume is None or resume.use_worktree)
+    _check_sandbox(config, req.cwd)
+    return RunPlan(req, bot, bot_file, config, model, project, repo, use_worktree, resume)
+
+
+def _check_sandbox(config: BotConfig, cwd: Path) -> None:
+    """Fail before anything is created when the kernel cannot enforce the requested sandbox."""
+    from openbot.sandbox import policy_for_run
+
+    policy_for_run(
+        config.sandbox, worktree=cwd, common_dir=None, worktree_admin_dir=None,
+        tmp_dir=Path(tempfile.gettempdir()), skills_dir=None, network=config.network,
+        fallback=config.sandbox_fallback,
+    )
+
+
+class GuardedModel:
+    """Marks model calls so a first ctrl-c can abandon a streaming call at once."""
+
+    def __init__(self, inner: ModelBackend, guard: Any) -> None:
+        self.inner = inner
+        self.model = inner.model
+        self.guard = guard
+
+    def complete(self, request: ModelRequest, sink: Any) -> ModelReply:
+        with self.guard.model_call():
+            return self.inner.complete(request, sink)
+
+
+@dataclass
+class RunResult:
+    record: RunRecord
+    resume_command: str
+    budget: dict[str, Any]
+
+    @property
+    def exit_code(self) -> int:
+        return self.record.exit_code if self.record.exit_code is not None else EXIT_FAILED
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.record
+        return {
+            "run_id": r.run_id, "bot": r.bot, "project": r.project, "branch": r.branch, "base": r.base,
+            "status": r.status, "exit_code": self.exit_code, "iterations": r.iterations,
+            "summary": r.summary, "action": r.action, "action_message": r.action_message,
+            "reason": r.reason, "tokens": r.tokens, "cost_usd": round(r.cost_usd, 6),
+            "command_count": r.command_count, "session_ids": r.session_ids, "wip_commits": r.wip_commits,
+            "budget": self.budget, "resume_command": self.resume_command,
+        }
+
+
+def run(plan: RunPlan, view: Any, inbox: Any, guard: Any, cancel: threading.Event) -> RunResult:
+    from openbot.loop import Runner
+
+    return Runner(plan, view, inbox, guard, cancel).execute()
+
+
+def git_identity_env(workdir: Path, bot: str) -> dict[str, str]:
+    """Commit identity for the agent when the repository has none configured (common in CI)."""
+    try:
+        out = subprocess.run(["git", "config", "--get", "user.name"], cwd=workdir, capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if out.stdout.strip():
+        return {}
+    name, email = f"openbot ({bot})", "openbot@localhost"
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": email}
+
+
+def new_record(plan: RunPlan) -> RunRecord:
+    if plan.resume is not None:
+        rec = plan.resume
+        rec.status, rec.exit_code, rec.reason, rec.pid = "running", None, "", os.getpid()
+        return rec
+    return RunRecord(run_id=new_run_id(), bot=plan.bot.name, project=plan.project.slug, model=plan.model,
+                     use_worktree=plan.use_worktree)
+
+
+def make_tmp_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="openbot-run-"))
+
+
+def remove_tmp_dir(path: Path | None) -> None:
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def stop_for_iterations(iteration: int, config: BotConfig) -> None:
+    if config.max_iterations and iteration >= config.max_iterations:
+        raise LimitReached("max_iterations", f"iteration limit reached ({config.max_iterations})")
+

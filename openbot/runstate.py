@@ -1,0 +1,90 @@
+"""The record of one run (`runs/<run_id>/run.json`) and finding it again for `--resume`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import secrets
+import socket
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from openbot import paths
+from openbot.errors import ConfigError, NotFoundError
+
+
+def new_run_id() -> str:
+    """Sortable and unique even for two runs started in the same second."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
+
+
+@dataclass
+class RunRecord:
+    run_id: str
+    bot: str
+    project: str
+    model: str
+    status: str = "running"
+    exit_code: int | None = None
+    branch: str = ""
+    base: str = ""
+    base_commit: str = ""
+    workdir: str = ""
+    use_worktree: bool = True
+    iterations: int = 0
+    session_ids: list[str] = field(default_factory=list)
+    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    updated_at: str = ""
+    pid: int = field(default_factory=os.getpid)
+    host: str = field(default_factory=socket.gethostname)
+    summary: str = ""
+    action: str = ""
+    action_message: str = ""
+    reason: str = ""
+    wip_commits: list[str] = field(default_factory=list)
+    command_count: int = 0
+    tokens: dict[str, int] = field(default_factory=dict)
+    cost_usd: float = 0.0
+
+    @property
+    def dir(self) -> Path:
+        return paths.runs_dir(self.bot, self.project) / self.run_id
+
+    @property
+    def conversation_path(self) -> Path:
+        return self.dir / "conversation.jsonl"
+
+    def save(self) -> None:
+        self.updated_at = datetime.now(UTC).isoformat(timespec="seconds")
+        paths.make_private_dir(self.dir)
+        tmp = self.dir / "run.json.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(dataclasses.asdict(self), f, indent=2)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.dir / "run.json")
+
+    @classmethod
+    def load(cls, path: Path) -> RunRecord:
+        try:
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"{path}: unreadable run record: {e}") from e
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def find_run(bot: str, project: str, run_id: str) -> RunRecord:
+    """The run in this project, else in any project of this bot; NotFoundError (exit 2) otherwise."""
+    direct = paths.runs_dir(bot, project) / run_id / "run.json"
+    if direct.is_file():
+        return RunRecord.load(direct)
+    for candidate in sorted((paths.bot_home(bot) / "workspaces").glob(f"*/runs/{run_id}/run.json")):
+        return RunRecord.load(candidate)
+    runs = sorted(p.name for p in paths.runs_dir(bot, project).glob("*") if (p / "run.json").is_file())
+    hint = f"recent runs here: {', '.join(runs[-3:])}" if runs else "no runs of this bot in this project"
+    raise NotFoundError(f"no run '{run_id}' of bot '{bot}'", hint=hint)

@@ -1,0 +1,164 @@
+"""Sandbox modes for the agent's shell commands, enforced by the kernel (Linux Landlock).
+
+    read-only           read everything; write only the run's temp dir and harmless devices; no TCP
+    workspace-write     also write the worktree, the git state a commit on the bot's own branch needs,
+                        and the bot's skills dir; no TCP (default)
+    danger-full-access  no confinement
+
+`policy_for_run` decides once per run what the kernel can enforce (never downgrading silently), and
+`SandboxPolicy.wrap` turns each command into `python launch.py --write=… -- command`, which confines
+itself and execs the command. What is and is not covered: docs/SANDBOX.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from openbot.errors import SandboxError
+from openbot.paths import make_private_dir
+
+MODES = ("workspace-write", "read-only", "danger-full-access")
+# Test hook, documented in docs/SANDBOX.md: "1" pretends the kernel has no Landlock, "network" pretends
+# it has no network rules (ABI 3).
+FORCE_UNAVAILABLE_ENV = "OPENBOT_SANDBOX_FORCE_UNAVAILABLE"
+_LAUNCHER = Path(__file__).resolve().with_name("launch.py")
+_FALLBACK_HINT = '`--sandbox danger-full-access` runs commands unconfined; `sandbox_fallback = "warn"` does so with a warning'
+
+
+@dataclass(frozen=True)
+class KernelSupport:
+    landlock_abi: int  # 0 = no Landlock
+    filesystem: bool
+    network: bool  # TCP bind/connect rules, ABI >= 4
+    detail: str  # one line for `openbot doctor`
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(forced: str) -> KernelSupport:
+    if forced in ("1", "all", "true"):
+        abi, why = 0, f"forced unavailable by {FORCE_UNAVAILABLE_ENV}={forced}"
+    else:
+        from openbot.sandbox import landlock
+
+        abi, why = landlock.abi_version()
+        if forced == "network":
+            abi = min(abi, 3)
+    if abi == 0:
+        return KernelSupport(0, False, False, f"Landlock is not available: {why}")
+    if abi < 4:
+        detail = f"Landlock ABI {abi}: filesystem rules only (blocking TCP needs ABI 4, Linux >= 6.7)"
+        return KernelSupport(abi, True, False, detail)
+    return KernelSupport(abi, True, True, f"Landlock ABI {abi}: filesystem and TCP rules enforced")
+
+
+def kernel_support() -> KernelSupport:
+    """What this kernel can enforce; cheap after the first call and never raises."""
+    try:
+        return _probe(os.environ.get(FORCE_UNAVAILABLE_ENV, "").strip().lower())
+    except Exception as e:  # a probe must not take `openbot doctor` down with it
+        return KernelSupport(0, False, False, f"Landlock is not available: probing failed: {e}")
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """How one run's commands are confined. `mode` is what is enforced, which a warned fallback lowers."""
+
+    mode: str
+    writable: tuple[Path, ...]
+    network: bool
+    tmp_dir: Path | None
+    unconfined_warning: str = ""  # set when sandbox_fallback="warn" downgraded it
+
+    @property
+    def confined(self) -> bool:
+        return self.mode != "danger-full-access"
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """The argv that runs `argv` confined (through the launcher), or `argv` itself when unconfined."""
+        if not self.confined:
+            return list(argv)
+        options = [f"--write={p}" for p in self.writable] + (["--allow-tcp"] if self.network else [])
+        return [sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv]
+
+    def env(self) -> dict[str, str]:
+        """Variables the command's environment needs on top of the caller's."""
+        env = {"TMPDIR": str(self.tmp_dir)} if self.tmp_dir else {}
+        if self.mode == "workspace-write":
+            # `git gc --auto` after a commit would rewrite packed-refs and other shared files the sandbox
+            # denies; leave housekeeping to the user's own git.
+            env |= {
+                "GIT_CONFIG_COUNT": "2",
+                "GIT_CONFIG_KEY_0": "gc.auto",
+                "GIT_CONFIG_VALUE_0": "0",
+                "GIT_CONFIG_KEY_1": "maintenance.auto",
+                "GIT_CONFIG_VALUE_1": "false",
+            }
+        return env
+
+
+def policy_for_run(
+    mode: str,
+    *,
+    worktree: Path | None,
+    common_dir: Path | None,
+    worktree_admin_dir: Path | None,
+    tmp_dir: Path,
+    skills_dir: Path | None,
+    network: bool,
+    fallback: str = "error",
+) -> SandboxPolicy:
+    """The policy for one run. Raises SandboxError when the kernel cannot enforce `mode` and fallback is "error".
+
+    With `worktree` None (--no-worktree) the run's working directory is the writable tree. Creates the
+    temp dir, the skills dir and the bot's ref directories, because Landlock rules need existing paths.
+    """
+    if mode not in MODES:
+        raise SandboxError(f"unknown sandbox mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
+    make_private_dir(tmp_dir)
+    if mode == "danger-full-access":
+        return SandboxPolicy(mode, (), True, tmp_dir)
+    writable = [tmp_dir]
+    if mode == "workspace-write":
+        writable += _workspace_paths(worktree or Path.cwd(), common_dir, worktree_admin_dir, skills_dir)
+    policy = SandboxPolicy(mode, tuple(p.resolve() for p in writable), network, tmp_dir)
+    return _fit_to_kernel(policy, kernel_support(), fallback)
+
+
+def _workspace_paths(
+    worktree: Path, common_dir: Path | None, admin_dir: Path | None, skills_dir: Path | None
+) -> list[Path]:
+    paths = [worktree]
+    if common_dir is not None:
+        # A commit in a linked worktree writes objects, the worktree's own HEAD/index/logs, and the
+        # branch's ref and reflog (`<name>.lock` is created next to the ref). Granting refs/heads/openbot/
+        # rather than refs/heads/ is what keeps `git branch -f main` out: main.lock cannot be created.
+        ref_dirs = [common_dir / "refs" / "heads" / "openbot", common_dir / "logs" / "refs" / "heads" / "openbot"]
+        for d in ref_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        paths += [common_dir / "objects", *ref_dirs]
+    if admin_dir is not None:
+        paths.append(admin_dir)
+    if skills_dir is not None:
+        paths.append(make_private_dir(skills_dir))
+    return paths
+
+
+def _fit_to_kernel(policy: SandboxPolicy, support: KernelSupport, fallback: str) -> SandboxPolicy:
+    """Lower the policy to what the kernel enforces when fallback is "warn"; otherwise refuse."""
+    if not support.filesystem:
+        cause = f"sandbox {policy.mode!r} cannot be enforced: {support.detail}"
+        if fallback != "warn":
+            raise SandboxError(cause, hint=_FALLBACK_HINT)
+        warning = f"{cause}; commands run UNCONFINED (sandbox_fallback = \"warn\")"
+        return SandboxPolicy("danger-full-access", (), True, policy.tmp_dir, warning)
+    if not policy.network and not support.network:
+        cause = f"sandbox {policy.mode!r} cannot block TCP: {support.detail}"
+        if fallback != "warn":
+            raise SandboxError(cause, hint=f"`network = true` allows TCP; {_FALLBACK_HINT}")
+        warning = f"{cause}; TCP is NOT blocked, files are confined (sandbox_fallback = \"warn\")"
+        return SandboxPolicy(policy.mode, policy.writable, True, policy.tmp_dir, warning)
+    return policy

@@ -1,0 +1,63 @@
+"""The sandbox launcher: `python -I -S launch.py [--allow-tcp] [--write=PATH]... -- argv...` confines itself,
+then execs argv.
+
+Confinement happens here, in a fresh single-threaded process, and not in `preexec_fn` (unsafe when the
+parent has threads). `SandboxPolicy.wrap` runs this file by path with `-I -S`, so start-up loads only
+ctypes and `landlock.py` next to this file — not openbot's package, not site-packages, not even json
+(7 ms of start-up here). The policy is only paths and a flag; nothing secret is on the command line.
+
+Exit codes when the command never starts: 125 the sandbox could not be applied (the command is NOT run
+unconfined), 126 the command cannot be executed, 127 the command was not found.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+SETUP_FAILED = 125
+
+
+def _load_landlock():  # noqa: ANN202 - the module object
+    """landlock.py from this directory, without importing the openbot package (and its dependencies)."""
+    if __package__:
+        from openbot.sandbox import landlock
+
+        return landlock
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_openbot_landlock", os.path.join(os.path.dirname(__file__), "landlock.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(args: list[str]) -> int:
+    split = args.index("--") if "--" in args else len(args)
+    options, argv = args[:split], args[split + 1 :]
+    writable = [o.removeprefix("--write=") for o in options if o.startswith("--write=")]
+    unknown = [o for o in options if o != "--allow-tcp" and not o.startswith("--write=")]
+    if unknown or not argv:
+        print(f"openbot sandbox: bad arguments {args!r}", file=sys.stderr)
+        print("usage: launch.py [--allow-tcp] [--write=PATH]... -- command [args...]", file=sys.stderr)
+        return SETUP_FAILED
+    landlock = _load_landlock()
+    try:
+        landlock.restrict_self(writable, allow_tcp="--allow-tcp" in options)
+    except landlock.LandlockError as e:
+        print(f"openbot sandbox: {e}; the command was not run", file=sys.stderr)
+        return SETUP_FAILED
+    try:
+        os.execvp(argv[0], argv)
+    except FileNotFoundError:
+        print(f"openbot sandbox: {argv[0]}: command not found", file=sys.stderr)
+        return 127
+    except OSError as e:
+        print(f"openbot sandbox: {argv[0]}: {e.strerror}", file=sys.stderr)
+        return 126
+    return SETUP_FAILED  # not reached: execvp returns only by raising
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,60 @@
+"""ctrl-c and SIGTERM during a run: the first one stops the work cleanly, a second one exits at once.
+
+The first signal sets the cancel event (the shell tool kills its process group, the turn and the sleep
+end) and, while a model call is streaming, raises `Interrupted` to abandon it. A second signal exits
+immediately; the worktree it leaves is recovered as a WIP commit by the next run's sweep.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+from openbot.stops import Interrupted
+
+
+class SignalGuard:
+    def __init__(self, cancel: threading.Event) -> None:
+        self.cancel = cancel
+        self.signum = 0
+        self.in_model_call = False
+        self._old: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum:
+            sys.stderr.write(
+                "\nopenbot: second signal, exiting now; the next run recovers the worktree as a WIP commit\n"
+            )
+            os._exit(128 + signum)
+        self.signum = signum
+        self.cancel.set()
+        sys.stderr.write(f"\nopenbot: {signal.Signals(signum).name} received, stopping (again to force)\n")
+        if self.in_model_call:
+            raise Interrupted(signum)
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # signal handlers can only be set from the main thread (e.g. under some test runners)
+        for s in (signal.SIGINT, signal.SIGTERM):
+            self._old[s] = signal.signal(s, self._handle)
+
+    def restore(self) -> None:
+        for s, h in self._old.items():
+            signal.signal(s, h)
+        self._old.clear()
+
+    @contextmanager
+    def model_call(self) -> Iterator[None]:
+        if self.cancel.is_set():
+            raise Interrupted(self.signum or signal.SIGINT)
+        self.in_model_call = True
+        try:
+            yield
+        finally:
+            self.in_model_call = False

@@ -1,0 +1,258 @@
+"""Skills: markdown instructions (optional YAML frontmatter `name`, `description`) added to a bot's prompt.
+
+Layers, least to most specific — on a name clash the more specific one wins, so each name appears once:
+
+    shipped   <project>/skills/               only those named in the bot's `shipped_skills` (["*"] = all)
+    global    $OPENBOT_HOME/skills/
+    repo      <repo>/.openbot/skills/
+    bot       $OPENBOT_HOME/bots/<bot>/skills/, then <repo>/.openbot/bots/<bot>/skills/ for a committed bot
+
+A directory holds `<name>.md` files and/or Agent Skills folders `<name>/SKILL.md` (with any extra files).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openbot import paths
+from openbot.errors import ConfigError, GitError, NotFoundError, OpenbotError, UsageError
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+SKILL_FILE = "SKILL.md"
+_FENCE = re.compile(r"^-{3}[ \t]*\r?$", re.MULTILINE)
+# Files that document a skills collection rather than being a skill themselves.
+_NOT_SKILLS = {"readme.md", "license.md", "changelog.md", "contributing.md"}
+CLONE_TIMEOUT_SECS = 300
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    body: str
+    path: Path  # the .md file, or the SKILL.md of a skill folder
+    source: str  # "shipped" | "global" | "repo" | "bot"
+
+    @property
+    def root(self) -> Path:
+        """What install/remove copies or deletes: the folder of a SKILL.md, else the file itself."""
+        return self.path.parent if self.path.name == SKILL_FILE else self.path
+
+
+def check_skill_name(name: str, where: Path | str) -> str:
+    if not NAME_RE.match(name) or f"{name.lower()}.md" in _NOT_SKILLS:
+        raise ConfigError(
+            f"{where}: skill name {name!r} is not a safe file name",
+            hint="use letters, digits, '.', '_' or '-' (up to 64, no '/')",
+        )
+    return name
+
+
+def _frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
+    head = text.lstrip()
+    if not _FENCE.match(head):
+        return {}, text
+    parts = _FENCE.split(head, 2)
+    if len(parts) < 3:
+        raise ConfigError(f"{path}: the --- frontmatter is not closed", hint="end it with a line '---'")
+    import yaml
+
+    try:
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        line = f" (line {where.line + 1} of the frontmatter)" if where is not None else ""
+        raise ConfigError(
+            f"{path}: invalid YAML frontmatter{line}: {getattr(e, 'problem', None) or e}",
+            hint='quote values that contain ":" or "#", e.g. description: "Use it: always"',
+        ) from e
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise ConfigError(
+            f"{path}: the frontmatter must be key: value lines", hint="use name: and description:"
+        )
+    return meta, parts[2]
+
+
+def load_skill(path: Path, source: str, *, default_name: str | None = None) -> Skill:
+    """Read one skill file; no `name` in the frontmatter → the file stem (the folder's name for SKILL.md)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text", hint="save the file as UTF-8") from e
+    meta, body = _frontmatter(text, path)
+    default = default_name or (path.parent.name if path.name == SKILL_FILE else path.stem)
+    name = meta.get("name", default)
+    description = meta.get("description", "")
+    for key, value in (("name", name), ("description", description)):
+        if not isinstance(value, str):
+            raise ConfigError(
+                f"{path}: skill {key} must be a string, got {value!r}", hint=f'quote it: {key}: "{value}"'
+            )
+    check_skill_name(name, path)
+    return Skill(name, " ".join(description.split()), body.strip(), path, source)
+
+
+def discover(directory: Path, source: str) -> list[Skill]:
+    """The skills directly in `directory`: `*.md` files and `<dir>/SKILL.md` folders, sorted by name."""
+    if not directory.is_dir():
+        return []
+    found: dict[str, Skill] = {}
+    for entry in sorted(directory.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir() and (entry / SKILL_FILE).is_file():
+            skill = load_skill(entry / SKILL_FILE, source)
+        elif entry.is_file() and entry.suffix == ".md" and entry.name.lower() not in _NOT_SKILLS:
+            skill = load_skill(entry, source)
+        else:
+            continue
+        if skill.name in found:
+            raise ConfigError(
+                f"{directory}: two skills named '{skill.name}': {found[skill.name].path} and {skill.path}",
+                hint="rename or remove one of them",
+            )
+        found[skill.name] = skill
+    return sorted(found.values(), key=lambda s: s.name)
+
+
+def shipped_skills(names: list[str]) -> list[Skill]:
+    """The shipped skills a bot's `shipped_skills` names (["*"] = all); an unknown name is an error."""
+    available = {s.name: s for s in discover(paths.SHIPPED_SKILLS, "shipped")}
+    if "*" in names:
+        return list(available.values())
+    for name in names:
+        if name not in available:
+            hint = f"shipped skills: {', '.join(available)}" if available else "no skills are shipped"
+            raise NotFoundError(f"shipped_skills: no shipped skill named '{name}'", hint=hint)
+    return [available[n] for n in dict.fromkeys(names)]
+
+
+def load_skills(bot: str, repo_root: Path | None, shipped: list[str]) -> list[Skill]:
+    """Exactly the skills a bot's prompt gets: one per name, the most specific layer winning."""
+    layers = [shipped_skills(shipped), discover(paths.global_skills_dir(), "global")]
+    if repo_root is not None:
+        layers.append(discover(paths.repo_skills_dir(repo_root), "repo"))
+    layers.append(discover(paths.bot_skills_dir(bot), "bot"))
+    if repo_root is not None and (paths.repo_bots_dir(repo_root) / bot / "config.md").is_file():
+        layers.append(discover(paths.repo_bots_dir(repo_root) / bot / "skills", "bot"))
+    merged: dict[str, Skill] = {}
+    for layer in layers:
+        for skill in layer:
+            merged.pop(skill.name, None)  # re-insert so the order shows the layer that won
+            merged[skill.name] = skill
+    return list(merged.values())
+
+
+def _is_git_url(source: str) -> bool:
+    return "://" in source or bool(re.match(r"^[\w.-]+@[\w.-]+:", source))
+
+
+def _is_bare_repo(path: Path) -> bool:
+    return path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
+
+
+def _clone(url: str, into: Path) -> Path:
+    target = into / "src"
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never wait on a password prompt
+    try:
+        out = subprocess.run(
+            ["git", "clone", "--depth", "1", "--quiet", "--", url, str(target)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=CLONE_TIMEOUT_SECS,
+        )
+    except FileNotFoundError as e:
+        raise OpenbotError("git is not installed", hint="install git to install skills from a URL") from e
+    except subprocess.TimeoutExpired as e:
+        raise GitError(f"git clone {url} took over {CLONE_TIMEOUT_SECS} s") from e
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise GitError(f"git clone {url} failed: {last}", hint="check the URL and your access to it")
+    return target
+
+
+def _skills_in(root: Path, name_hint: str) -> list[Skill]:
+    """Skills at a source: a skill folder itself, a dir of skills, or a repo with them under `skills/`."""
+    if (root / SKILL_FILE).is_file():
+        return [load_skill(root / SKILL_FILE, "install", default_name=name_hint)]
+    return discover(root, "install") or discover(root / "skills", "install")
+
+
+def install_skill(source: str, dest_dir: Path, force: bool = False) -> list[Skill]:
+    """Copy the skills at `source` (a .md file, a folder, or a git URL) into `dest_dir`; return them there."""
+    with tempfile.TemporaryDirectory(prefix="openbot-skill-") as tmp:
+        local = Path(source).expanduser()
+        if local.is_file():
+            if local.suffix != ".md":
+                raise UsageError(f"{local}: a skill file must end in .md")
+            found = [load_skill(local, "install")]
+        elif local.is_dir() and not _is_bare_repo(local):
+            found = _skills_in(local, local.resolve().name)
+        elif _is_git_url(source) or _is_bare_repo(local):
+            url = source if _is_git_url(source) else str(local.resolve())
+            found = _skills_in(
+                _clone(url, Path(tmp)), url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+            )
+        else:
+            raise NotFoundError(f"no skill file, folder or git URL at {source!r}")
+        if not found:
+            raise UsageError(
+                f"no skills found in {source}", hint="expected *.md files or <name>/SKILL.md folders"
+            )
+        existing = {s.name: s for s in discover(dest_dir, "installed")}
+        clash = [s.name for s in found if s.name in existing]
+        if clash and not force:
+            raise UsageError(
+                f"skill '{clash[0]}' is already installed at {existing[clash[0]].path}",
+                hint="pass --force to replace it",
+            )
+        paths.make_private_dir(dest_dir)
+        for skill in found:
+            if skill.name in existing:
+                _remove(existing[skill.name])
+            target = dest_dir / skill.name if skill.path.name == SKILL_FILE else dest_dir / f"{skill.name}.md"
+            _copy_private(skill.root, target)
+    installed = {s.name: s for s in discover(dest_dir, "installed")}
+    return [installed[s.name] for s in found]
+
+
+def _copy_private(src: Path, dst: Path) -> None:
+    """Copy a file or folder (minus .git) as user-only: 0700 dirs, 0600 files (0700 if executable)."""
+    if src.is_file():
+        shutil.copyfile(src, dst)
+        os.chmod(dst, 0o700 if os.access(src, os.X_OK) else 0o600)
+        return
+    paths.make_private_dir(dst)
+    for entry in sorted(src.iterdir()):
+        if entry.name == ".git" or entry.is_symlink():
+            continue
+        _copy_private(entry, dst / entry.name)
+
+
+def _remove(skill: Skill) -> None:
+    if skill.root.is_dir():
+        shutil.rmtree(skill.root)
+    else:
+        skill.root.unlink()
+
+
+def remove_skill(name: str, dest_dir: Path) -> Path:
+    """Delete the skill `name` from `dest_dir` (its file, or its whole folder); return what was removed."""
+    skills = {s.name: s for s in discover(dest_dir, "installed")}
+    if name not in skills:
+        close = difflib.get_close_matches(name, list(skills), n=3)
+        hint = f"did you mean '{close[0]}'?" if close else f"skills there: {', '.join(skills) or 'none'}"
+        raise NotFoundError(f"no skill named '{name}' in {dest_dir}", hint=hint)
+    _remove(skills[name])
+    return skills[name].root

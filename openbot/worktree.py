@@ -1,0 +1,332 @@
+"""The life of a bot's git worktree: create it, record its owner, remove it, sweep those of dead runs.
+
+A run works in `<common_dir>/openbot-worktrees/<name>` on its own branch `openbot/<name>`, started from
+the HEAD of the checkout the user is in; the user's checkout, index and branches are never written.
+Creation is serialized per repository by an flock on `openbot-worktrees/.lock`, so parallel runs pick
+distinct names and never race git's worktree metadata.
+
+Checkout: pygit2 creates nothing here; `git worktree add` (with hooks disabled) makes the branch and the
+checkout in one step. Measured by `scripts/bench_worktree.py` on a 20k-file repository (see
+docs/BENCHMARKS.md): pygit2's `add_worktree` checkout is markedly slower than git's, and the target is
+"no slower than `git worktree add`", so the checkout is git's.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from openbot.errors import GitError, UsageError
+from openbot.gitops import ActionOutcome, apply_action, checkouts_of, commit_wip, run_git
+from openbot.repo import RepoInfo
+
+__all__ = [
+    "ActionOutcome",
+    "SweptWorktree",
+    "Worktree",
+    "apply_action",
+    "commit_wip",
+    "create_worktree",
+    "remove_worktree",
+    "reopen_branch",
+    "sweep_dead",
+]
+
+WORKTREES_DIR = "openbot-worktrees"
+OWNER_FILE = "openbot-owner.json"
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")  # a user's post-checkout hook has no place in a bot run
+
+
+@dataclass
+class Worktree:
+    name: str  # worktree name, e.g. "<bot>-20261122T101500Z-3fa2" (no '/')
+    path: Path  # <common_dir>/openbot-worktrees/<name>
+    branch: str  # short branch name, "openbot/<name>" unless reopened
+    base_ref: str  # the user's branch at creation ("refs/heads/main"), "" if HEAD was detached
+    base_commit: str  # sha the branch started from
+    admin_dir: Path  # <common_dir>/worktrees/<name>
+    common_dir: Path
+
+
+@dataclass(frozen=True)
+class SweptWorktree:
+    name: str
+    branch: str
+    wip_sha: str | None  # the recovered work, None if the worktree was clean or already gone
+    run_id: str
+
+
+def create_worktree(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool = False) -> Worktree:
+    """A new worktree on a new branch `openbot/<name>` from the HEAD of the user's checkout."""
+    user = _open(repo.workdir)
+    if user.head_is_unborn:
+        raise UsageError(
+            f"{repo.workdir} has no commits yet; make a first commit before running a bot",
+            hint="git commit --allow-empty -m 'initial commit'",
+        )
+    base_ref = "" if user.head_is_detached else user.head.name
+    base_commit = str(user.head.target)
+    with _creation_lock(repo.common_dir):
+        wt = _new_worktree(repo, user, bot, None, base_ref, base_commit)
+        _add_checkout(repo, wt, ["-b", wt.branch, str(wt.path), base_commit], new_branch=True)
+        _write_owner(wt, run_id, bot)
+    if with_changes:
+        _carry_changes(user, repo.workdir, wt.path)
+    return wt
+
+
+def reopen_branch(repo: RepoInfo, branch: str, bot: str, run_id: str) -> Worktree:
+    """A new worktree on an existing branch (for --resume); base_commit is its merge-base with HEAD."""
+    short = branch.removeprefix("refs/heads/")
+    git = _open(repo.common_dir)
+    ref = git.branches.local.get(short)
+    if ref is None:
+        raise UsageError(
+            f"branch {short} does not exist", hint="list bot branches: git branch --list 'openbot/*'"
+        )
+    if holders := checkouts_of(repo.common_dir, f"refs/heads/{short}", main_has_checkout=not git.is_bare):
+        raise UsageError(
+            f"branch {short} is already checked out ({holders[0]})",
+            hint="finish or stop the run that uses it",
+        )
+    user = _open(repo.workdir)
+    tip = ref.target
+    base_ref, base_commit = "", str(tip)
+    if not user.head_is_unborn:
+        base_ref = "" if user.head_is_detached else user.head.name
+        base = git.merge_base(user.head.target, tip)
+        base_commit = str(base) if base is not None else str(tip)
+    with _creation_lock(repo.common_dir):
+        wt = _new_worktree(repo, git, bot, short, base_ref, base_commit)
+        _add_checkout(repo, wt, [str(wt.path), short], new_branch=False)
+        _write_owner(wt, run_id, bot)
+    return wt
+
+
+def remove_worktree(wt: Worktree, wip_message: str) -> str | None:
+    """Commit leftover work, delete the directory and git's metadata; keeps the branch. Idempotent.
+
+    If the work cannot be committed, GitError is raised and the directory is left in place.
+    """
+    wip = None
+    if (wt.path / ".git").is_file() and wt.admin_dir.is_dir():
+        wip = commit_wip(wt, wip_message)
+    with _creation_lock(wt.common_dir) as root:
+        trash = _detach(wt, root)
+    _rmtree(trash)
+    return wip
+
+
+def sweep_dead(repo: RepoInfo) -> list[SweptWorktree]:
+    """Recover and remove openbot worktrees on this host whose run died (or whose directory is gone)."""
+    swept: list[SweptWorktree] = []
+    trash: list[Path | None] = []
+    admin_root = repo.common_dir / "worktrees"
+    with _creation_lock(repo.common_dir) as root:
+        for admin in sorted(admin_root.iterdir()) if admin_root.is_dir() else []:
+            path = _checkout_path(admin)
+            if path is None or path.parent != root:
+                continue  # not one of ours
+            owner = _read_owner(admin)
+            if owner is None or owner.get("host") != socket.gethostname():
+                continue  # unreadable, or another machine's run: it may well be alive
+            missing = not path.exists()
+            if not missing and _alive(owner):
+                continue
+            run_id = str(owner.get("run_id", "?"))
+            wt = _from_admin(admin, path, repo.common_dir)
+            wip = None
+            if not missing:
+                try:
+                    wip = commit_wip(wt, f"openbot: WIP recovered from dead run {run_id}")
+                except GitError:
+                    continue  # keep the directory rather than lose the work
+            trash.append(_detach(wt, root))
+            swept.append(SweptWorktree(wt.name, wt.branch, wip, run_id))
+        trash += [p for p in root.glob(".trash-*")]  # left by a removal that was itself interrupted
+    run_git(repo.workdir, "worktree", "prune", check=False)
+    for p in trash:
+        _rmtree(p)
+    return swept
+
+
+@contextmanager
+def _creation_lock(common_dir: Path) -> Iterator[Path]:
+    root = common_dir / WORKTREES_DIR
+    root.mkdir(exist_ok=True)
+    with open(root / ".lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
+        yield root
+
+
+def _open(path: Path) -> Any:
+    import pygit2
+
+    try:
+        return pygit2.Repository(str(path))
+    except pygit2.GitError as e:
+        raise GitError(f"cannot open git repository at {path}: {str(e).splitlines()[0]}") from e
+
+
+def _new_worktree(
+    repo: RepoInfo, git: Any, bot: str, branch: str | None, base_ref: str, base_commit: str
+) -> Worktree:
+    """A Worktree whose name nothing uses yet (dir, git metadata, new branch); call under the lock."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", bot).strip("-") or "bot"
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    while True:
+        name = f"{slug}-{stamp}-{secrets.token_hex(2)}"
+        wt = Worktree(
+            name=name,
+            path=repo.common_dir / WORKTREES_DIR / name,
+            branch=branch or f"openbot/{name}",
+            base_ref=base_ref,
+            base_commit=base_commit,
+            admin_dir=repo.common_dir / "worktrees" / name,
+            common_dir=repo.common_dir,
+        )
+        taken = branch is None and git.references.get(f"refs/heads/{wt.branch}") is not None
+        if not (taken or wt.path.exists() or wt.admin_dir.exists()):
+            return wt
+
+
+def _add_checkout(repo: RepoInfo, wt: Worktree, args: list[str], *, new_branch: bool) -> None:
+    """`git worktree add`; on any failure (Ctrl-C included) undo everything it made, then re-raise."""
+    try:
+        run_git(repo.workdir, *NO_HOOKS, "worktree", "add", "--quiet", *args)
+        linked = _checkout_path(wt.admin_dir)
+        if linked != wt.path:
+            raise GitError(f"git put the metadata of {wt.path} somewhere unexpected (not {wt.admin_dir})")
+    except BaseException:
+        _rmtree(_detach(wt, wt.path.parent))
+        if new_branch:
+            run_git(repo.workdir, "branch", "-D", wt.branch, check=False)
+        raise
+
+
+def _detach(wt: Worktree, root: Path) -> Path | None:
+    """Move the checkout aside (so it is gone at once) and prune git's metadata; returns what to delete."""
+    import pygit2
+
+    trash = None
+    if wt.path.exists() or wt.path.is_symlink():
+        trash = root / f".trash-{wt.name}"
+        os.replace(wt.path, trash)
+    try:
+        _open(wt.common_dir).lookup_worktree(wt.admin_dir.name).prune(3)  # 3 = valid | locked
+    except (KeyError, pygit2.GitError, GitError):
+        pass  # already pruned
+    if _checkout_path(wt.admin_dir) == wt.path:
+        shutil.rmtree(wt.admin_dir, ignore_errors=True)
+    return trash
+
+
+def _rmtree(path: Path | None) -> None:
+    """Delete a tree even where a bot left read-only directories."""
+
+    if path is None or not (path.exists() or path.is_symlink()):
+        return
+    try:
+        shutil.rmtree(path)
+    except OSError:
+        for d, _, _ in os.walk(path):
+            if not os.path.islink(d):
+                os.chmod(d, os.stat(d).st_mode | stat.S_IRWXU)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _checkout_path(admin_dir: Path) -> Path | None:
+    """The checkout directory an admin dir belongs to (its `gitdir` file names `<checkout>/.git`)."""
+    try:
+        return Path((admin_dir / "gitdir").read_text(encoding="utf-8").strip()).parent
+    except OSError:
+        return None
+
+
+def _from_admin(admin: Path, path: Path, common_dir: Path) -> Worktree:
+    try:
+        head = (admin / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        head = ""
+    branch = head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else f"openbot/{admin.name}"
+    return Worktree(admin.name, path, branch, "", "", admin, common_dir)
+
+
+def _write_owner(wt: Worktree, run_id: str, bot: str) -> None:
+    owner = {
+        "pid": os.getpid(),
+        "pid_start": _proc_start(os.getpid()),
+        "host": socket.gethostname(),
+        "run_id": run_id,
+        "bot": bot,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    tmp = wt.admin_dir / f"{OWNER_FILE}.tmp"
+    tmp.write_text(json.dumps(owner) + "\n", encoding="utf-8")
+    os.replace(tmp, wt.admin_dir / OWNER_FILE)
+
+
+def _read_owner(admin: Path) -> dict[str, Any] | None:
+    try:
+        owner = json.loads((admin / OWNER_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return owner if isinstance(owner, dict) and isinstance(owner.get("pid"), int) else None
+
+
+def _proc_start(pid: int) -> int | None:
+    """The process start time (clock ticks since boot) and so a guard against a recycled pid."""
+    fields = _proc_stat(pid)
+    return int(fields[19]) if fields else None
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()  # the command name may hold spaces and parentheses
+
+
+def _alive(owner: dict[str, Any]) -> bool:
+    pid = owner["pid"]
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # someone else's process, but it exists
+    fields = _proc_stat(pid)
+    if fields is None:
+        return True  # no /proc: trust kill(0)
+    if fields[0] in ("Z", "X"):
+        return False  # killed and not yet reaped
+    recorded = owner.get("pid_start")
+    return recorded is None or int(fields[19]) == recorded
+
+
+def _carry_changes(user: Any, workdir: Path, target: Path) -> None:
+    """Copy the user's uncommitted state (edits, deletions, untracked non-ignored files) into `target`."""
+    for rel in user.status(untracked_files="all", ignored=False):
+        src, dst = workdir / rel, target / rel
+        if src.is_symlink() or src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if dst.is_dir() and not dst.is_symlink():
+                shutil.rmtree(dst)
+            elif dst.is_symlink() or dst.exists():
+                dst.unlink()
+            shutil.copy2(src, dst, follow_symlinks=False)
+        elif not src.exists():
+            dst.unlink(missing_ok=True)  # deleted in the user's checkout

@@ -1,0 +1,56 @@
+"""Helpers for end-to-end run tests: write a scripted bot, run `python -m openbot`, read what it left."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from openbot import paths
+
+
+def shell(command: str, id: str | None = None) -> dict[str, Any]:
+    call: dict[str, Any] = {"name": "shell", "input": {"command": command}}
+    if id:
+        call["id"] = id
+    return call
+
+
+def complete(summary: str = "done", action: str = "review") -> dict[str, Any]:
+    return {"name": "session_complete", "input": {"summary": summary, "action": action}}
+
+
+def reply(text: str = "", *calls: dict[str, Any]) -> dict[str, Any]:
+    return {"text": text, "tool_calls": list(calls)}
+
+
+def make_bot(name: str, responses: list[dict[str, Any]], config: str = "", instructions: str = "Work.") -> Path:
+    """A bot under OPENBOT_HOME whose model replays `responses` (script next to its config.md)."""
+    bot_dir = paths.bot_home(name)
+    bot_dir.mkdir(parents=True, exist_ok=True)
+    (bot_dir / "script.json").write_text(json.dumps({"responses": responses}))
+    extra = config if "sleep_secs" in config else config + "\nsleep_secs = 0"
+    (bot_dir / "config.md").write_text(f'+++\nmodel = "scripted:script.json"\n{extra}\n+++\n\n{instructions}\n')
+    return bot_dir
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "openbot", *args], cwd=cwd, env={**os.environ, **(env or {})},
+        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+    )
+
+
+def sessions(bot: str) -> list[Path]:
+    return sorted(paths.bot_home(bot).glob("workspaces/*/history/0*"))
+
+
+def metadata(session_dir: Path) -> dict[str, Any]:
+    return json.loads((session_dir / "metadata.json").read_text())
+
+
+def events(session_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (session_dir / "events.jsonl").read_text().splitlines()]

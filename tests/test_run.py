@@ -1,0 +1,215 @@
+"""End-to-end `openbot run` through the real CLI: scripted model, real git repos, real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git, make_repo
+from tests.runhelpers import complete, events, make_bot, metadata, reply, run_cli, sessions, shell
+
+
+def user_state(repo: Path) -> tuple[str, str, str, str]:
+    return (git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain"),
+            git(repo, "branch", "--list", "--format=%(refname:short) %(objectname)"), git(repo, "symbolic-ref", "HEAD"))
+
+
+def bot_branches(repo: Path) -> list[str]:
+    return git(repo, "branch", "--list", "openbot/*", "--format=%(refname:short)").split()
+
+
+def test_completed_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo: Path) -> None:
+    (repo / "scratch.txt").write_text("user's uncommitted work\n")
+    before = user_state(repo)
+    make_bot("writer", [
+        reply("Looking around.", shell("ls")),
+        reply("", {"name": "edit", "input": {"command": "create", "path": "hello.txt", "file_text": "hi\n"}}),
+        reply("", shell("git add hello.txt && git commit -qm 'Add hello'")),
+        reply("", {"name": "memory", "input": {"action": "set", "key": "greeting", "value": "hello.txt exists"}}),
+        reply("All done.", complete("Added hello.txt", "review")),
+    ])
+    out = run_cli("run", "writer", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "completed" and result["action"] == "review"
+    assert result["resume_command"] == f"openbot run writer --resume {result['run_id']}"
+    assert user_state(repo) == before
+    branch = result["branch"]
+    assert branch.startswith("openbot/writer-") and git(repo, "show", f"{branch}:hello.txt") == "hi"
+    assert git(repo, "log", "-1", "--format=%s", branch) == "Add hello"
+    assert not (Path(git(repo, "rev-parse", "--git-common-dir")) / "openbot-worktrees").exists() or not any(
+        p.is_dir() for p in (repo / ".git/openbot-worktrees").iterdir())
+    [session] = sessions("writer")
+    meta = metadata(session)
+    assert meta["status"] == "completed" and meta["command_count"] == 2
+    assert meta["response_summary"] == "Added hello.txt"
+    types = [e["type"] for e in events(session)]
+    assert types[0] == "session_started" and "command" in types and types[-1] == "session_ended"
+    assert [e["seq"] for e in events(session)] == list(range(1, len(types) + 1))
+    shown = run_cli("memory", "writer", "show", cwd=repo)
+    assert "greeting: hello.txt exists" in shown.stdout
+    listed = run_cli("history", "writer", cwd=repo)
+    assert listed.returncode == 0 and "Added hello.txt" in listed.stdout
+
+
+def test_iteration_limit_exits_3_and_saves_uncommitted_work_as_wip(repo: Path) -> None:
+    make_bot("looper", [reply("", shell("echo draft > draft.txt")), reply("thinking"), reply("still thinking")],
+             config="max_iterations = 2")
+    out = run_cli("run", "looper", "--json", cwd=repo)
+    assert out.returncode == 3, out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "limit" and result["iterations"] == 2 and "iteration limit" in result["reason"]
+    assert len(result["wip_commits"]) == 1
+    assert git(repo, "show", f"{result['branch']}:draft.txt") == "draft"
+    assert "openbot: WIP" in git(repo, "log", "-1", "--format=%s", result["branch"])
+    assert [metadata(s)["status"] for s in sessions("looper")] == ["completed", "completed"]
+
+
+def test_resume_continues_branch_conversation_and_numbering(repo: Path) -> None:
+    bot_dir = make_bot("resumer", [reply("", shell("echo one > one.txt")), reply("first iteration over")],
+                       config="max_iterations = 1")
+    first = json.loads(run_cli("run", "resumer", "--json", cwd=repo).stdout)
+    assert first["exit_code"] == 3
+    (bot_dir / "script.json").write_text(json.dumps({"responses": [
+        reply("", shell("cat one.txt && git add -A && git commit -qm 'Finish'")),
+        reply("", complete("resumed and finished")),
+    ]}))
+    out = run_cli("run", "resumer", "--resume", first["run_id"], "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    second = json.loads(out.stdout)
+    assert second["run_id"] == first["run_id"] and second["branch"] == first["branch"]
+    assert git(repo, "log", "-1", "--format=%s", second["branch"]) == "Finish"
+    assert [metadata(s)["session_number"] for s in sessions("resumer")] == [1, 2]
+    convo = (bot_dir / "workspaces").glob(f"*/runs/{first['run_id']}/conversation.jsonl")
+    texts = [line for line in next(convo).read_text().splitlines()]
+    assert any("first iteration over" in t for t in texts) and any("resumed and finished" in t for t in texts)
+
+
+def test_unknown_resume_id_is_exit_2(repo: Path) -> None:
+    make_bot("r2", [reply("x")])
+    out = run_cli("run", "r2", "--resume", "nope", cwd=repo)
+    assert out.returncode == 2 and "no run 'nope'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_anthropic_model_without_key_fails_before_creating_anything(repo: Path) -> None:
+    make_bot("claude", [], config='model = "claude-sonnet-5-5"')
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    out = subprocess.run([sys.executable, "-m", "openbot", "run", "claude", "-m", "claude-sonnet-5-5"], cwd=repo,
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "ANTHROPIC_API_KEY" in out.stderr
+    assert bot_branches(repo) == [] and sessions("claude") == []
+
+
+def test_outside_a_repo_is_exit_2_with_hint(tmp_path: Path) -> None:
+    make_bot("nowhere", [reply("x")])
+    out = run_cli("run", "nowhere", cwd=tmp_path)
+    assert out.returncode == 2 and "--skip-git-check" in out.stderr
+
+
+def test_no_worktree_works_in_the_checkout(repo: Path) -> None:
+    make_bot("inplace", [reply("", shell("echo x > inplace.txt")), reply("", complete("wrote", "merge"))])
+    out = run_cli("run", "inplace", "--no-worktree", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert (repo / "inplace.txt").read_text() == "x\n" and bot_branches(repo) == []
+    assert "without a worktree" in result["action_message"]
+
+
+@pytest.mark.parametrize("action", ["merge", "discard", "review"])
+def test_session_complete_actions(repo: Path, action: str) -> None:
+    make_bot("act", [reply("", shell("echo x > f.txt && git add f.txt && git commit -qm feature")),
+                     reply("", complete("feature", action))])
+    main_before = git(repo, "rev-parse", "main")
+    result = json.loads(run_cli("run", "act", "--json", cwd=repo).stdout)
+    branch = result["branch"]
+    if action == "merge":
+        # main is checked out in the user's clean checkout: it is fast-forwarded, files included
+        assert result["action"] == "merge" and git(repo, "rev-parse", "main") == git(repo, "rev-parse", branch)
+        assert (repo / "f.txt").read_text() == "x\n" and git(repo, "status", "--porcelain") == ""
+    elif action == "discard":
+        assert result["action"] == "discard" and branch not in bot_branches(repo)
+        assert git(repo, "rev-parse", "main") == main_before
+    else:
+        assert result["action"] == "review" and branch in bot_branches(repo)
+        assert git(repo, "rev-parse", "main") == main_before
+
+
+def test_two_bots_in_parallel_on_one_repo(repo: Path) -> None:
+    for name in ("alpha", "beta"):
+        make_bot(name, [reply("", shell(f"echo {name} > {name}.txt && git add -A && git commit -qm {name}")),
+                        reply("", complete(name))])
+    procs = [subprocess.Popen([sys.executable, "-m", "openbot", "run", n, "--json"], cwd=repo, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+             for n in ("alpha", "beta")]
+    results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert [r["exit_code"] for r in results] == [0, 0]
+    assert {r["branch"].split("-")[0] for r in results} == {"openbot/alpha", "openbot/beta"}
+
+
+def _wait_for(predicate, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+def _started_long_command(bot: str) -> bool:
+    found = sessions(bot)
+    return bool(found) and (found[-1] / "events.jsonl").exists() and '"tool_call"' in (
+        found[-1] / "events.jsonl").read_text()
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_during_long_command_interrupts_cleanly(repo: Path, sig: signal.Signals, code: int) -> None:
+    make_bot("sleeper", [reply("", shell("echo wip > wip.txt; sleep 60")), reply("never")])
+    proc = subprocess.Popen([sys.executable, "-m", "openbot", "run", "sleeper", "--json"], cwd=repo, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    _wait_for(lambda: _started_long_command("sleeper"))
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 < 10
+    assert proc.returncode == code, stderr
+    result = json.loads(stdout)
+    assert result["status"] == "interrupted" and "--resume" in stderr
+    assert git(repo, "show", f"{result['branch']}:wip.txt") == "wip"
+    assert metadata(sessions("sleeper")[-1])["status"] == "interrupted"
+    assert not list((repo / ".git" / "openbot-worktrees").glob("sleeper-*"))
+
+
+def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
+    make_bot("victim", [reply("", shell("echo precious > precious.txt; sleep 60"))])
+    proc = subprocess.Popen([sys.executable, "-m", "openbot", "run", "victim"], cwd=repo,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    _wait_for(lambda: _started_long_command("victim"))
+    time.sleep(0.5)
+    proc.kill()
+    proc.wait()
+    [branch] = bot_branches(repo)
+    make_bot("next", [reply("", complete("nothing"))])
+    out = run_cli("run", "next", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert git(repo, "show", f"{branch}:precious.txt") == "precious"
+    assert not list((repo / ".git" / "openbot-worktrees").glob("victim-*"))
+    assert "victim" not in git(repo, "worktree", "list")
+
+
+def test_subdirectory_and_linked_worktree_resolve_to_the_same_repo(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"src/a.py": "x = 1\n"})
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(tmp_path / "wt"))
+    make_bot("sub", [reply("", complete("ok"))])
+    for cwd in (repo / "src", tmp_path / "wt"):
+        out = run_cli("run", "sub", "--json", cwd=cwd)
+        assert out.returncode == 0, out.stderr
+    projects = {p.name for p in (Path(os.environ["OPENBOT_HOME"]) / "bots/sub/workspaces").iterdir()}
+    assert len(projects) == 1

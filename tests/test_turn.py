@@ -1,0 +1,119 @@
+"""The turn engine with the scripted backend: steps, tool errors, step limit, nudge, repeat guard, budgets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from openbot.budget import Budget
+from openbot.context import ContextKeeper
+from openbot.conversation import Conversation
+from openbot.events import ListSink
+from openbot.models.scripted import ScriptedModel
+from openbot.stops import LimitReached
+from openbot.tools.base import ToolContext
+from openbot.tools.registry import default_tools
+from openbot.turn import Turn, TurnLimits
+
+
+def make_turn(tmp_path: Path, responses: list[dict], limits: TurnLimits = TurnLimits(), budget: Budget | None = None,
+              conv_path: Path | None = None) -> tuple[Turn, ScriptedModel, ListSink]:
+    model = ScriptedModel(responses)
+    sink = ListSink()
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    ctx = ToolContext(workdir=work, session_dir=tmp_path / "session", env={"PATH": "/usr/bin:/bin"}, sink=sink)
+    conv = Conversation(conv_path)
+    conv.add_user_text("Do the task.")
+    turn = Turn(model=model, system="You are a bot.", tools=default_tools(), conversation=conv, ctx=ctx,
+                limits=limits, budget=budget or Budget(), context=ContextKeeper())
+    return turn, model, sink
+
+
+def sh(cmd: str) -> dict:
+    return {"name": "shell", "input": {"command": cmd}}
+
+
+def test_multi_step_turn_feeds_tool_results_back(tmp_path: Path) -> None:
+    turn, model, sink = make_turn(tmp_path, [
+        {"text": "step 1", "tool_calls": [sh("echo one")]},
+        {"text": "step 2", "tool_calls": [sh("echo two; exit 3")]},
+        {"text": "finished"},
+    ])
+    result = turn.run()
+    assert result.outcome == "end_turn" and result.steps == 3 and result.last_text == "finished"
+    third = model.requests[2].messages
+    results = [b for m in third if m["role"] == "user" for b in m["content"] if b["type"] == "tool_result"]
+    assert "one" in results[0]["content"] and "exit code: 3" in results[1]["content"].lower()
+    types = [type(e).__name__ for e in sink.events]
+    assert types.count("TokenCount") == 3 and types[-1] == "TurnCompleted"
+
+
+def test_unknown_tool_and_bad_input_are_error_results_not_crashes(tmp_path: Path) -> None:
+    turn, model, _ = make_turn(tmp_path, [
+        {"tool_calls": [{"name": "no_such_tool", "input": {}}, {"name": "shell", "input": {"cmd": "x"}}]},
+        {"text": "ok"},
+    ])
+    assert turn.run().outcome == "end_turn"
+    blocks = model.requests[1].messages[-1]["content"]
+    assert [b.get("is_error") for b in blocks] == [True, True]
+
+
+def test_session_complete_ends_the_turn(tmp_path: Path) -> None:
+    turn, _, _ = make_turn(tmp_path, [
+        {"tool_calls": [{"name": "session_complete", "input": {"summary": "s", "action": "review"}}]},
+    ])
+    assert turn.run().outcome == "session_complete"
+    assert turn.ctx.completion == {"summary": "s", "action": "review"}
+
+
+def test_step_limit_nudges_at_80_percent_then_ends(tmp_path: Path) -> None:
+    responses = [{"tool_calls": [sh(f"echo {i}")]} for i in range(10)]
+    turn, model, sink = make_turn(tmp_path, responses, TurnLimits(max_steps=5))
+    result = turn.run()
+    assert result.outcome == "step_limit" and result.steps == 5
+    nudged = [i for i, r in enumerate(model.requests) if "Wrap up now" in str(r.messages[-1])]
+    assert nudged == [4]
+    assert type(sink.events[-1]).__name__ == "TurnAborted"
+
+
+def test_identical_repeated_calls_end_the_turn_as_stuck(tmp_path: Path) -> None:
+    turn, model, _ = make_turn(tmp_path, [{"tool_calls": [sh("true")]}] * 10, TurnLimits(max_repeats=3))
+    result = turn.run()
+    assert result.outcome == "stuck" and len(model.requests) == 3
+
+
+def test_budget_is_checked_before_every_call(tmp_path: Path) -> None:
+    resp = {"tool_calls": [sh("true")], "usage": {"input": 600, "output": 10}}
+    turn, model, _ = make_turn(tmp_path, [resp, {**resp, "tool_calls": [sh("echo x")]}, resp], budget=Budget(max_tokens=1000))
+    with pytest.raises(LimitReached) as e:
+        turn.run()
+    assert e.value.kind == "max_tokens" and len(model.requests) == 2
+    assert turn.result.usage.total_tokens == 1220
+
+
+def test_scripted_model_fails_by_name_when_over_called(tmp_path: Path) -> None:
+    from openbot.errors import ModelError
+
+    turn, _, _ = make_turn(tmp_path, [{"tool_calls": [sh("true")]}])
+    with pytest.raises(ModelError, match="called 2 times but the script has only 1"):
+        turn.run()
+
+
+def test_conversation_is_persisted_and_reloads_identically(tmp_path: Path) -> None:
+    path = tmp_path / "conv.jsonl"
+    turn, _, _ = make_turn(tmp_path, [{"tool_calls": [sh("echo hi")]}, {"text": "bye"}], conv_path=path)
+    turn.run()
+    assert Conversation.load(path).messages == turn.conversation.messages
+
+
+def test_context_compaction_keeps_requests_small(tmp_path: Path) -> None:
+    big = "for i in $(seq 150); do echo yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy$i; done"
+    responses = [{"tool_calls": [sh(big + f" # {i}")]} for i in range(60)] + [{"text": "done"}]
+    turn, model, sink = make_turn(tmp_path, responses, TurnLimits(max_steps=100, max_repeats=100))
+    turn.context = ContextKeeper(window=50_000)
+    assert turn.run().outcome == "end_turn"
+    sizes = [len(str(r.messages)) // 4 for r in model.requests]
+    assert max(sizes) < 50_000 * 0.85
+    assert any(type(e).__name__ == "Notice" for e in sink.events)
