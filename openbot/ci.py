@@ -64,7 +64,8 @@ def step_summary_markdown(result: Mapping[str, Any]) -> str:
     def row(name: str, value: str) -> None:
         lines.append(f"| {name} | {value} |")
 
-    row("Status", f"{_cell(status)} (exit code {_cell(exit_code)})")
+    reason = f": {_cell(result['reason'])}" if result.get("reason") else ""
+    row("Status", f"{_cell(status)}{reason} (exit code {_cell(exit_code)})")
     branch, base = result.get("branch"), result.get("base")
     if branch:
         row("Branch", _code(branch) + (f" from {_code(base)}" if base else ""))
@@ -73,7 +74,8 @@ def step_summary_markdown(result: Mapping[str, Any]) -> str:
         row("Commands run", _cell(result.get("command_count")))
     row("Tokens", _tokens(result.get("tokens")))
     row("Cost", _cost(result.get("cost_usd")))
-    row("Action", _cell(result.get("action")))
+    action_message = f" — {_cell(result['action_message'])}" if result.get("action_message") else ""
+    row("Action", _cell(result.get("action")) + action_message)
     if result.get("run_id"):
         row("Run", _code(result["run_id"]))
     sessions = result.get("session_ids") or []

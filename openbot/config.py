@@ -172,6 +172,8 @@ def load_bot_file(path: Path) -> BotFile:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not UTF-8 text", hint="save the file as UTF-8") from e
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from e
     return parse_text(text, path)
 
 

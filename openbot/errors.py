@@ -14,6 +14,11 @@ The CLI maps these to exit codes in exactly one place (`openbot.cli.app.main`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from openbot.models.base import Usage
+
 
 class OpenbotError(Exception):
     """Base of every error openbot reports to the user as one line."""
@@ -42,7 +47,13 @@ class NotFoundError(UsageError):
 
 
 class ModelError(OpenbotError):
-    """The model backend failed for good (auth, retries exhausted, script exhausted)."""
+    """The model backend failed for good (auth, retries exhausted, script exhausted).
+
+    `usage` is what the failed attempts were billed (a `models.base.Usage`), so budgets count them."""
+
+    def __init__(self, message: str, *, hint: str = "", usage: Usage | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.usage = usage
 
 
 class GitError(OpenbotError):

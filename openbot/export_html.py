@@ -133,17 +133,26 @@ def _command(ev: Mapping[str, Any]) -> tuple[str, str]:
     body = f"{badge}{took} <code>$ {_e(ev.get('command', ''))}</code>"
     size = ev.get("output_bytes")
     title = f"output ({_num(size)} bytes)" if isinstance(size, int) else "output"
-    body += _pre(ev.get("output", ""), title, open_=bool(failed))
+    output = ev.get("output") or ""
+    body += _pre(output, title, open_=bool(failed)) if output else '<div class="label">no output</div>'
     if ev.get("full_output_path"):
         body += f'<div class="label">full output: <code>{_e(ev["full_output_path"])}</code></div>'
     return ("command failed" if failed else "command"), body
+
+
+_GIST_KEYS = ("command", "action", "path", "key")
 
 
 def _tool_call(ev: Mapping[str, Any]) -> tuple[str, str]:
     name, args = ev.get("name", ""), ev.get("input") or {}
     if name == "shell" and isinstance(args, Mapping) and set(args) <= {"command", "timeout_secs"}:
         return "tool_call", f'<span class="label">shell</span><code>{_e(args.get("command", ""))}</code>'
-    return "tool_call", f'<span class="label">{_e(name)}</span>{_pre(_json(args), "input")}'
+    # The fields that say what the call does go on the line; the whole input stays one click away.
+    gist = " ".join(
+        str(args[k]) for k in _GIST_KEYS if isinstance(args, Mapping) and isinstance(args.get(k), str)
+    )
+    gist_html = f"<code>{_e(gist[:200])}</code>" if gist else ""
+    return "tool_call", f'<span class="label">{_e(name)}</span>{gist_html}{_pre(_json(args), "input")}'
 
 
 def _tool_result(ev: Mapping[str, Any]) -> tuple[str, str]:
@@ -184,7 +193,10 @@ _RENDERERS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         f'<span class="label">retry {_e(ev.get("attempt"))}</span>{_e(ev.get("cause", ""))}'
         f" · waiting {_e(ev.get('wait_secs'))}s",
     ),
-    "error": lambda ev: ("error", _text(f"error {ev.get('kind', '')}".strip(), ev.get("message", ""))),
+    "error": lambda ev: (
+        "error",
+        _text(f"error ({ev['kind']})" if ev.get("kind") else "error", ev.get("message", "")),
+    ),
     "notice": lambda ev: (
         "notice",
         _text(f"notice: {ev.get('kind', '')}", ev.get("message", ""))

@@ -65,7 +65,7 @@ def commit_wip(wt: Worktree, message: str) -> str | None:
     try:
         repo = pygit2.Repository(str(wt.path))
         index = repo.index
-        index.add_all()  # stages new, modified and deleted files; ignored files stay out
+        _stage_everything(repo, index, wt.path)
         tree = index.write_tree()
         branch = repo.branches.local.get(wt.branch)
         parent = branch.peel(pygit2.Commit) if branch is not None else repo.head.peel(pygit2.Commit)
@@ -73,10 +73,24 @@ def commit_wip(wt: Worktree, message: str) -> str | None:
             return None
         sig = signature(repo)
         oid = repo.create_commit(f"refs/heads/{wt.branch}", sig, sig, message, tree, [parent.id])
-        index.write()  # the worktree now reads as clean, matching the new commit
+        try:
+            index.write()  # so the worktree reads as clean
+        except pygit2.GitError:
+            pass  # an index.lock left by a killed git: the commit is what matters
         return str(oid)
     except (pygit2.GitError, KeyError, ValueError, OSError) as e:
         raise GitError(f"could not commit work in {wt.path}: {str(e).splitlines()[0]}") from e
+
+
+def _stage_everything(repo: Any, index: Any, workdir: Path) -> None:
+    """`git add -A`, except that a repository nested in the worktree (a bot's clone) is left out."""
+    for path in repo.status(untracked_files="all", ignored=False):
+        if path.endswith("/"):
+            continue  # a nested repository; index.add_all() would fail on it
+        if (workdir / path).is_symlink() or (workdir / path).exists():
+            index.add(path)
+        elif path in index:
+            index.remove(path)
 
 
 def apply_action(repo: RepoInfo, wt: Worktree, action: str) -> ActionOutcome:
@@ -85,7 +99,14 @@ def apply_action(repo: RepoInfo, wt: Worktree, action: str) -> ActionOutcome:
 
     if action not in ACTIONS:
         raise UsageError(f"unknown action {action!r}", hint=f"use one of: {', '.join(ACTIONS)}")
-    git = pygit2.Repository(str(repo.common_dir))
+    try:
+        return _apply(repo, wt, action)
+    except (pygit2.GitError, KeyError, ValueError) as e:
+        raise GitError(f"{action} of {wt.branch} failed: {str(e).splitlines()[0]}") from e
+
+
+def _apply(repo: RepoInfo, wt: Worktree, action: str) -> ActionOutcome:
+    git = _pygit2_repo(repo.common_dir)
     branch = git.branches.local.get(wt.branch)
     if branch is None:
         return ActionOutcome(action, False, f"branch {wt.branch} no longer exists; nothing to {action}")
@@ -99,11 +120,17 @@ def apply_action(repo: RepoInfo, wt: Worktree, action: str) -> ActionOutcome:
         return _discard(git, wt.branch, tip, ahead, base_name)
     if not ahead:
         return ActionOutcome(
-            action, False, f"{wt.branch} has no new commits over {base_name}; nothing to merge"
+            action, False, f"{wt.branch} has no new commits over {base_name}; nothing to {action}"
         )
     if action == "review":
-        return ActionOutcome(action, False, f"branch {wt.branch} left for review: {review}")
+        return ActionOutcome(action, True, f"branch {wt.branch} left for review: {review}")
     return _merge(repo, git, wt, tip, base_tip, review)
+
+
+def _pygit2_repo(path: Path) -> Any:
+    import pygit2
+
+    return pygit2.Repository(str(path))
 
 
 def _discard(git: Any, branch: str, tip: str, ahead: bool, base_name: str) -> ActionOutcome:

@@ -12,7 +12,7 @@ from openbot import paths
 from openbot.budget import Budget
 from openbot.context import ContextKeeper
 from openbot.conversation import Conversation
-from openbot.errors import OpenbotError
+from openbot.errors import ConfigError, OpenbotError
 from openbot.events import Error, EventLog, SessionEnded, SessionStarted, TeeSink
 from openbot.history import History, SessionMeta
 from openbot.memory import MemoryStore
@@ -57,6 +57,7 @@ class Runner:
         self.completion: dict[str, str] | None = None
         self.last_meta: SessionMeta | None = None
         self.pending_input: list[str] = []
+        self.skills: list[Any] | None = None
 
     # ── the loop ──────────────────────────────────────────────────────────────────────────────────
     def execute(self) -> RunResult:
@@ -194,7 +195,7 @@ class Runner:
     def _iteration(self, number: int) -> None:
         plan, rec = self.plan, self.record
         repo_root = self.workdir if plan.repo is not None else None
-        skills = load_skills(plan.bot.name, repo_root, self.config.shipped_skills)
+        skills = self._load_skills(repo_root)
         system = system_prompt(PromptParts(plan.bot_file.instructions, skills, self.workdir, self.skills_dir))
         state = IterationState(
             project=rec.project, session_number=self.history.last_number() + 1, branch=rec.branch,
@@ -246,6 +247,16 @@ class Runner:
             self._finalize_session(meta, turn, ctx, status, reason, time.monotonic() - started)
             sink.emit(SessionEnded(status=status, reason=reason))
             log.close()
+
+    def _load_skills(self, repo_root: Path | None) -> list[Any]:
+        """Skills are reloaded every iteration; a skill broken mid-run (maybe by the bot) keeps the last good set."""
+        try:
+            self.skills = load_skills(self.plan.bot.name, repo_root, self.config.shipped_skills)
+        except ConfigError as e:
+            if self.skills is None:
+                raise
+            self.view.line(f"!! skills not reloaded, keeping the previous set: {e.one_line()}")
+        return self.skills
 
     def _finalize_session(self, meta: SessionMeta, turn: Turn, ctx: ToolContext, status: str, reason: str,
                           duration: float) -> None:

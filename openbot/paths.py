@@ -68,5 +68,10 @@ def repo_skills_dir(repo_root: Path) -> Path:
 
 def make_private_dir(path: Path) -> Path:
     """mkdir -p with user-only permissions on every directory it creates."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Path.mkdir(parents=True) gives the missing parents default permissions, not `mode`: create each one.
+    missing = [d for d in (path, *path.parents) if not d.exists()]
+    for d in reversed(missing):
+        d.mkdir(mode=0o700, exist_ok=True)
+    if not path.is_dir():
+        path.mkdir(mode=0o700, exist_ok=True)  # raises FileExistsError when a file is in the way
     return path

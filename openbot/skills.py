@@ -89,6 +89,8 @@ def load_skill(path: Path, source: str, *, default_name: str | None = None) -> S
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not UTF-8 text", hint="save the file as UTF-8") from e
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from e
     meta, body = _frontmatter(text, path)
     default = default_name or (path.parent.name if path.name == SKILL_FILE else path.stem)
     name = meta.get("name", default)

@@ -16,6 +16,7 @@ from typing import Any
 from openbot.budget import Budget
 from openbot.context import ContextKeeper
 from openbot.conversation import Conversation
+from openbot.errors import ModelError
 from openbot.events import Message, Notice, TokenCount, ToolCall, TurnAborted, TurnCompleted, TurnStarted, UserInput
 from openbot.models.base import ModelBackend, ModelRequest, Usage
 from openbot.stops import Interrupted
@@ -77,7 +78,12 @@ class Turn:
         last_sig, repeats = "", 0
         while True:
             self._before_call(result.steps)
-            reply = self.model.complete(self._request(), sink)
+            try:
+                reply = self.model.complete(self._request(), sink)
+            except ModelError as e:
+                if e.usage is not None:  # failed attempts that were billed still count
+                    self._account(e.usage, result)
+                raise
             result.steps += 1
             self._account(reply.usage, result)
             self.conversation.append({"role": "assistant", "content": reply.content})

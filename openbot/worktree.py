@@ -67,6 +67,10 @@ class SweptWorktree:
     wip_sha: str | None  # the recovered work, None if the worktree was clean or already gone
     run_id: str
 
+    def __str__(self) -> str:
+        saved = f"work saved as {self.wip_sha[:12]}" if self.wip_sha else "nothing uncommitted"
+        return f"{self.name} of run {self.run_id}: {saved} on branch {self.branch}"
+
 
 def create_worktree(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool = False) -> Worktree:
     """A new worktree on a new branch `openbot/<name>` from the HEAD of the user's checkout."""
@@ -91,7 +95,10 @@ def reopen_branch(repo: RepoInfo, branch: str, bot: str, run_id: str) -> Worktre
     """A new worktree on an existing branch (for --resume); base_commit is its merge-base with HEAD."""
     short = branch.removeprefix("refs/heads/")
     git = _open(repo.common_dir)
-    ref = git.branches.local.get(short)
+    try:
+        ref = git.branches.local.get(short)
+    except (ValueError, KeyError):  # not a valid branch name at all
+        ref = None
     if ref is None:
         raise UsageError(
             f"branch {short} does not exist", hint="list bot branches: git branch --list 'openbot/*'"
@@ -123,8 +130,11 @@ def remove_worktree(wt: Worktree, wip_message: str) -> str | None:
     wip = None
     if (wt.path / ".git").is_file() and wt.admin_dir.is_dir():
         wip = commit_wip(wt, wip_message)
-    with _creation_lock(wt.common_dir) as root:
-        trash = _detach(wt, root)
+    try:
+        with _creation_lock(wt.common_dir) as root:
+            trash = _detach(wt, root)
+    except OSError as e:
+        raise GitError(f"could not remove the worktree {wt.path}: {e}") from e
     _rmtree(trash)
     return wip
 
@@ -137,7 +147,7 @@ def sweep_dead(repo: RepoInfo) -> list[SweptWorktree]:
     with _creation_lock(repo.common_dir) as root:
         for admin in sorted(admin_root.iterdir()) if admin_root.is_dir() else []:
             path = _checkout_path(admin)
-            if path is None or path.parent != root:
+            if path is None or path.parent.resolve() != root.resolve():
                 continue  # not one of ours
             owner = _read_owner(admin)
             if owner is None or owner.get("host") != socket.gethostname():
@@ -207,7 +217,7 @@ def _add_checkout(repo: RepoInfo, wt: Worktree, args: list[str], *, new_branch: 
     try:
         run_git(repo.workdir, *NO_HOOKS, "worktree", "add", "--quiet", *args)
         linked = _checkout_path(wt.admin_dir)
-        if linked != wt.path:
+        if linked is None or linked.resolve() != wt.path.resolve():
             raise GitError(f"git put the metadata of {wt.path} somewhere unexpected (not {wt.admin_dir})")
     except BaseException:
         _rmtree(_detach(wt, wt.path.parent))

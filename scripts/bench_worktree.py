@@ -1,10 +1,10 @@
 """Time openbot's worktree creation against `git worktree add -b` (and a pure-pygit2 checkout).
 
-Builds a repository of N small files in nested directories (one commit) under /tmp, then runs every
-variant in turn, ROUNDS times (interleaved, each into a fresh directory, removed after each run, so a
-slowdown of the disk hits all variants alike), and prints the median and spread per variant.
+Builds a repository of N small files in nested directories (one commit), then runs every variant
+ROUNDS times, interleaved in a rotating order, each into a fresh directory that is removed (and synced)
+after the run, so a slowdown of the disk hits all variants alike; prints median, min and max.
 
-    python scripts/bench_worktree.py [--files 20000] [--rounds 7]
+    python scripts/bench_worktree.py [--files 20000] [--rounds 7] [--tmp /tmp]
 """
 
 from __future__ import annotations
@@ -85,8 +85,10 @@ def bench(repo: Path, rounds: int) -> dict[str, list[float]]:
         "pygit2 add_worktree": pygit2_add,
     }
     times: dict[str, list[float]] = {k: [] for k in variants}
+    labels = list(variants)
     for i in range(rounds):
-        for label, make in variants.items():
+        for label in labels[i % 3 :] + labels[: i % 3]:  # rotate, so no variant always goes first
+            make = variants[label]
             run, cleanup = make(i)
             t0 = time.perf_counter()
             run()
@@ -100,14 +102,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument(
+        "--tmp", default="/tmp", help="where to build the repository (/dev/shm takes the disk out)"
+    )
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="openbot-bench-", dir="/tmp") as tmp:
+    with tempfile.TemporaryDirectory(prefix="openbot-bench-", dir=args.tmp) as tmp:
         repo = make_big_repo(Path(tmp), args.files)
         times = bench(repo, args.rounds)
-    print(f"{args.files} files, {args.rounds} interleaved rounds, python {sys.version.split()[0]}")
-    print("| variant | median s | min s | max s |\n|---|---|---|---|")
+    print(
+        f"{args.files} files in {args.tmp}, {args.rounds} interleaved rounds, python {sys.version.split()[0]}"
+    )
+    print("| variant | median s | min s | max s | runs |\n|---|---|---|---|---|")
     for label, ts in times.items():
-        print(f"| {label} | {statistics.median(ts):.2f} | {min(ts):.2f} | {max(ts):.2f} |")
+        print(f"| {label} | {statistics.median(ts):.2f} | {min(ts):.2f} | {max(ts):.2f} | {len(ts)} |")
 
 
 if __name__ == "__main__":

@@ -70,21 +70,32 @@ class Recorded:
 
 
 def reply(
-    text: str = "", tool_calls: list[dict[str, Any]] | None = None, *, usage: dict[str, int] | None = None,
+    text: str = "",
+    tool_calls: list[dict[str, Any]] | None = None,
+    *,
+    usage: dict[str, int] | None = None,
     stop_reason: str = "",
 ) -> Reply:
     """A reply of a text block and tool_use blocks (`{"name", "input", "id"?}`)."""
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     for n, call in enumerate(tool_calls or []):
-        blocks.append({"type": "tool_use", "id": call.get("id", f"toolu_fake_{n}"), "name": call["name"],
-                       "input": call.get("input", {})})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id", f"toolu_fake_{n}"),
+                "name": call["name"],
+                "input": call.get("input", {}),
+            }
+        )
     return Reply(blocks, stop_reason, usage)
 
 
 def _doomed_partial() -> list[dict[str, Any]]:
     # A half-sent tool call: a client that ran it before the reply was complete would be wrong.
-    return reply("This partial reply must be discarded.",
-                 [{"name": "shell", "input": {"command": "echo partial"}, "id": "toolu_partial"}]).content
+    return reply(
+        "This partial reply must be discarded.",
+        [{"name": "shell", "input": {"command": "echo partial"}, "id": "toolu_partial"}],
+    ).content
 
 
 def http_error(status: int, type: str = "", message: str = "") -> HttpError:
@@ -132,7 +143,9 @@ def cache_segments(body: dict[str, Any]) -> list[tuple[str, bool]]:
         content = msg.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         for block in blocks:
-            segs.append((_canon(["message", i, msg.get("role"), _strip_marker(block)]), "cache_control" in block))
+            segs.append(
+                (_canon(["message", i, msg.get("role"), _strip_marker(block)]), "cache_control" in block)
+            )
     if body.get("cache_control") and segs:  # the top-level kwarg marks the last cacheable block
         segs[-1] = (segs[-1][0], True)
     return segs
@@ -192,7 +205,7 @@ class FakeAnthropic:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -280,7 +293,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, err: HttpError, retry: bool = True) -> None:
         headers = {"retry-after-ms": "1"} if retry else {"x-should-retry": "false"}
-        self._json(err.status, {"type": "error", "error": {"type": err.type, "message": err.message}}, headers)
+        self._json(
+            err.status, {"type": "error", "error": {"type": err.type, "message": err.message}}, headers
+        )
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -313,29 +328,48 @@ def _split(s: str, size: int) -> list[str]:
 
 
 def _stop_reason(item: Reply) -> str:
-    return item.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in item.content) else "end_turn")
+    return item.stop_reason or (
+        "tool_use" if any(b["type"] == "tool_use" for b in item.content) else "end_turn"
+    )
 
 
 def _message(item: Reply, body: dict[str, Any], usage: dict[str, int]) -> dict[str, Any]:
-    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model", ""),
-            "content": item.content, "stop_reason": _stop_reason(item), "stop_sequence": None, "usage": usage}
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", ""),
+        "content": item.content,
+        "stop_reason": _stop_reason(item),
+        "stop_sequence": None,
+        "usage": usage,
+    }
 
 
 def _sse_events(
     item: Reply, body: dict[str, Any], usage: dict[str, int], size: int
 ) -> list[tuple[str, dict[str, Any]]]:
     start = {**_message(item, body, {**usage, "output_tokens": 1}), "content": [], "stop_reason": None}
-    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start}),
-                                                ("ping", {"type": "ping"})]
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start}),
+        ("ping", {"type": "ping"}),
+    ]
     for i, block in enumerate(item.content):
         if block["type"] == "tool_use":
             opening = {**block, "input": {}}
-            deltas = [{"type": "input_json_delta", "partial_json": p} for p in _split(json.dumps(block["input"]), size)]
+            deltas = [
+                {"type": "input_json_delta", "partial_json": p}
+                for p in _split(json.dumps(block["input"]), size)
+            ]
         else:
             opening = {**block, "text": ""}
             deltas = [{"type": "text_delta", "text": p} for p in _split(block.get("text", ""), size)]
-        events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": opening}))
-        events += [("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d}) for d in deltas]
+        events.append(
+            ("content_block_start", {"type": "content_block_start", "index": i, "content_block": opening})
+        )
+        events += [
+            ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d}) for d in deltas
+        ]
         events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
     delta = {"stop_reason": _stop_reason(item), "stop_sequence": None}
     events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))

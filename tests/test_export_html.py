@@ -56,8 +56,15 @@ EVENTS: list[ev.Event] = [
     ev.ToolResult(tool_use_id="toolu_1", name="shell", is_error=True, content="exit code 1"),
     ev.ToolCall(id="toolu_2", name="edit", input={"command": "create", "path": "t.py", "file_text": "x = 1"}),
     ev.ToolResult(tool_use_id="toolu_2", name="edit", is_error=False, content="created t.py"),
-    ev.Command(tool_use_id="toolu_3", command="sleep 999", exit_code=None, duration_ms=600000, output="",
-               output_bytes=0, timed_out=True),
+    ev.Command(
+        tool_use_id="toolu_3",
+        command="sleep 999",
+        exit_code=None,
+        duration_ms=600000,
+        output="",
+        output_bytes=0,
+        timed_out=True,
+    ),
     ev.TokenCount(model="m-1", input=1200, output=340, cache_read=5000, cache_write=90, cost_usd=0.0123),
     ev.Retry(attempt=2, cause="overloaded_error", wait_secs=4.0),
     ev.Error(message="API said no", kind="model"),
@@ -77,7 +84,9 @@ def session_dir(tmp_path: Path) -> Path:
         log.emit(event)
     log.close()
     with open(d / "events.jsonl", "a") as f:
-        f.write(json.dumps({"type": "future_thing", "ts": "2026-01-01T02:09:00Z", "seq": 99, "x": EVIL}) + "\n")
+        f.write(
+            json.dumps({"type": "future_thing", "ts": "2026-01-01T02:09:00Z", "seq": 99, "x": EVIL}) + "\n"
+        )
     (d / "metadata.json").write_text(json.dumps(METADATA))
     return d
 
@@ -103,6 +112,9 @@ def test_every_event_type_is_rendered(session_dir: Path) -> None:
         "timed out",
         "/tmp/out/toolu_1.txt",
         "created t.py",
+        "<code>create t.py</code>",
+        "no output",
+        "error (model)",
         "&quot;file_text&quot;: &quot;x = 1&quot;",
         "input 1,200",
         "overloaded_error",
@@ -124,8 +136,17 @@ def test_every_event_type_is_rendered(session_dir: Path) -> None:
 def test_metadata_header(session_dir: Path) -> None:
     page = render_session_dir(session_dir)
     header = page.split("<h2>Transcript</h2>")[0]
-    for text in ["completed", "claude-sonnet-5-5", "openbot/test-writer-20260101T020000Z", "12m 34s",
-                 "66,300", "$0.4321", "review", "Write tests for parser.py", "Added 4 tests."]:
+    for text in [
+        "completed",
+        "claude-sonnet-5-5",
+        "openbot/test-writer-20260101T020000Z",
+        "12m 34s",
+        "66,300",
+        "$0.4321",
+        "review",
+        "Write tests for parser.py",
+        "Added 4 tests.",
+    ]:
         assert text in header, text
 
 
@@ -145,12 +166,20 @@ def test_damaged_metadata_still_renders_events(session_dir: Path) -> None:
 
 def test_command_line_writes_the_page(session_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "page.html"
-    proc = subprocess.run([sys.executable, "-m", "openbot.export_html", str(session_dir), "-o", str(out)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "openbot.export_html", str(session_dir), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert out.read_text() == render_session_dir(session_dir)
-    bad = subprocess.run([sys.executable, "-m", "openbot.export_html", str(tmp_path / "nope")],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "openbot.export_html", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "not a directory" in bad.stderr
 
 
@@ -195,13 +224,24 @@ def test_headless_chromium_renders_the_page(session_dir: Path, tmp_path: Path) -
     page, shot = tmp_path / "page.html", tmp_path / "shot.png"
     page.write_text(render_session_dir(session_dir), encoding="utf-8")
     proc = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1000,1400",
-         f"--screenshot={shot}", page.as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=800,900",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert shot.is_file(), f"no screenshot (exit {proc.returncode}): {proc.stderr[-2000:]}"
     width, height, colors = _png_pixels(shot.read_bytes())
-    assert (width, height) == (1000, 1400)
+    assert (width, height) == (800, 900)
     # A blank or failed page has one or two colours; text, badges and code blocks give many.
     assert len(colors) > 20, f"the screenshot looks blank ({len(colors)} colours)"

@@ -18,7 +18,8 @@ from tests.runhelpers import complete, events, make_bot, metadata, reply, run_cl
 
 def user_state(repo: Path) -> tuple[str, str, str, str]:
     return (git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain"),
-            git(repo, "branch", "--list", "--format=%(refname:short) %(objectname)"), git(repo, "symbolic-ref", "HEAD"))
+            "\n".join(b for b in git(repo, "branch", "--format=%(refname) %(objectname)").splitlines()
+                      if not b.startswith("refs/heads/openbot/")), git(repo, "symbolic-ref", "HEAD"))
 
 
 def bot_branches(repo: Path) -> list[str]:
@@ -78,7 +79,7 @@ def test_resume_continues_branch_conversation_and_numbering(repo: Path) -> None:
     first = json.loads(run_cli("run", "resumer", "--json", cwd=repo).stdout)
     assert first["exit_code"] == 3
     (bot_dir / "script.json").write_text(json.dumps({"responses": [
-        reply("", shell("cat one.txt && git add -A && git commit -qm 'Finish'")),
+        reply("", shell("cat one.txt && echo two > two.txt && git add -A && git commit -qm 'Finish'")),
         reply("", complete("resumed and finished")),
     ]}))
     out = run_cli("run", "resumer", "--resume", first["run_id"], "--json", cwd=repo)
@@ -99,7 +100,8 @@ def test_unknown_resume_id_is_exit_2(repo: Path) -> None:
 
 
 def test_anthropic_model_without_key_fails_before_creating_anything(repo: Path) -> None:
-    make_bot("claude", [], config='model = "claude-sonnet-5-5"')
+    bot_dir = make_bot("claude", [])
+    (bot_dir / "config.md").write_text('+++\nmodel = "claude-sonnet-5-5"\n+++\nWork.\n')
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     out = subprocess.run([sys.executable, "-m", "openbot", "run", "claude", "-m", "claude-sonnet-5-5"], cwd=repo,
                          env=env, capture_output=True, text=True, timeout=60)

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import git, make_repo
 
 from openbot.errors import SandboxError
 from openbot.sandbox import FORCE_UNAVAILABLE_ENV, SandboxPolicy, kernel_support, policy_for_run
-from tests.conftest import git, make_repo
 
 needs_landlock = pytest.mark.skipif(
     kernel_support().landlock_abi == 0, reason=f"kernel cannot enforce Landlock: {kernel_support().detail}"
@@ -57,7 +57,12 @@ class Run:
             **policy.env(),
         }
         return subprocess.run(
-            policy.wrap(["bash", "-c", cmd]), env=env, cwd=self.worktree, capture_output=True, text=True, timeout=30
+            policy.wrap(["bash", "-c", cmd]),
+            env=env,
+            cwd=self.worktree,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
 
     def sha(self, ref: str) -> str:
@@ -103,7 +108,10 @@ def test_workspace_write_confines_files_to_the_run(run: Run) -> None:
     assert not (run.home / "x").exists() and not (run.repo / "x").exists()
     assert (run.repo / "README.md").read_text() == "# demo\n"
 
-    ok = run.sh(policy, 'echo new > new.txt && echo tmp > "$TMPDIR/t" && echo skill > "$OPENBOT_HOME/bots/b/skills/s.md"')
+    ok = run.sh(
+        policy,
+        'echo new > new.txt && echo tmp > "$TMPDIR/t" && echo skill > "$OPENBOT_HOME/bots/b/skills/s.md"',
+    )
     assert ok.returncode == 0, ok.stderr
     assert (run.worktree / "new.txt").exists() and (run.tmp / "t").exists() and (run.skills / "s.md").exists()
 
@@ -121,6 +129,20 @@ def test_workspace_write_denies_other_worktrees_and_device_nodes(run: Run) -> No
 
 
 @needs_landlock
+def test_output_file_outside_the_sandbox_can_be_reopened_when_granted(run: Run) -> None:
+    """The shell tool sends output to a log under OPENBOT_HOME; `> /dev/stderr` reopens it by path."""
+    policy = run.policy("workspace-write")
+    log = run.openbot_home / "out.log"
+    cmd = ["bash", "-c", "echo a >&2; echo b >> /dev/stderr"]
+    for also, expected in (((), "a\nbash: line 1: /dev/stderr: Permission denied\n"), ((log,), "a\nb\n")):
+        with log.open("w") as out:
+            subprocess.run(policy.wrap(cmd, also_writable=also), stderr=out, env=policy.env(), timeout=30)
+        assert log.read_text() == expected
+    assert f"--write={log}" in policy.wrap(cmd, also_writable=(log,))
+    assert denied(run.sh(policy, f"touch {run.openbot_home}/other.log"))
+
+
+@needs_landlock
 def test_workspace_write_commits_on_the_bots_branch_only(run: Run) -> None:
     policy = run.policy("workspace-write")
     before_main, before_feature, before_bot = run.sha("main"), run.sha("feature"), run.sha("openbot/t")
@@ -130,10 +152,11 @@ def test_workspace_write_commits_on_the_bots_branch_only(run: Run) -> None:
     assert run.sha("openbot/t") != before_bot
     assert git(run.repo, "log", "-1", "--format=%s", "openbot/t") == "x"
 
+    # Without main's reflog (pruned, or reflogs off) only the denied refs/heads/main.lock protects main.
+    (run.common / "logs" / "refs" / "heads" / "main").unlink()
     for attack in (
         "git branch -f main HEAD",
         "git update-ref refs/heads/main HEAD",
-        # Without a reflog to write, only the denied refs/heads/main.lock stops it.
         "git -c core.logAllRefUpdates=false update-ref refs/heads/main HEAD",
         "git branch -f feature HEAD",
         "git checkout -q -b mine",
@@ -185,9 +208,7 @@ def test_danger_full_access_is_unconfined(run: Run, listener: int) -> None:
 
 
 @needs_landlock
-def test_no_worktree_makes_the_working_directory_writable(
-    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_no_worktree_makes_the_working_directory_writable(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(run.repo)
     policy = policy_for_run(
         "workspace-write", worktree=None, common_dir=None, worktree_admin_dir=None,
@@ -198,7 +219,9 @@ def test_no_worktree_makes_the_working_directory_writable(
     assert denied(run.sh(policy, f"touch {run.home}/x"))
 
 
-def test_unavailable_kernel_is_refused_or_loudly_downgraded(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unavailable_kernel_is_refused_or_loudly_downgraded(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "1")
     assert kernel_support().landlock_abi == 0 and "Landlock is not available" in kernel_support().detail
     with pytest.raises(SandboxError) as refused:
@@ -208,7 +231,9 @@ def test_unavailable_kernel_is_refused_or_loudly_downgraded(run: Run, monkeypatc
     assert "--sandbox danger-full-access" in refused.value.hint and "sandbox_fallback" in refused.value.hint
 
     warned = run.policy("read-only", fallback="warn")
-    assert "UNCONFINED" in warned.unconfined_warning and "Landlock is not available" in warned.unconfined_warning
+    assert (
+        "UNCONFINED" in warned.unconfined_warning and "Landlock is not available" in warned.unconfined_warning
+    )
     assert warned.wrap(["true"]) == ["true"]
     assert run.policy("danger-full-access").unconfined_warning == ""
 
@@ -233,7 +258,9 @@ def test_kernel_without_tcp_rules_keeps_files_confined_on_warn(
 def test_launcher_fails_closed_and_starts_light(run: Run) -> None:
     launcher = run.policy("workspace-write").wrap(["true"])[:4]
     missing_marker = run.home / "ran"
-    bad = subprocess.run([*launcher, "--bogus", "--", "touch", str(missing_marker)], capture_output=True, text=True)
+    bad = subprocess.run(
+        [*launcher, "--bogus", "--", "touch", str(missing_marker)], capture_output=True, text=True
+    )
     assert bad.returncode == 125 and not missing_marker.exists()
     assert subprocess.run([*launcher, "--", "no-such-command-xyz"], capture_output=True).returncode == 127
 

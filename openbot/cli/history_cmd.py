@@ -128,7 +128,6 @@ def history(
     # Imported here so `openbot --help` pays only for typer.
     from openbot import paths
     from openbot.bots import find_bot
-    from openbot.events import read_events
     from openbot.history import History
     from openbot.project import resolve_project
 
@@ -137,6 +136,8 @@ def history(
     find_bot(bot, proj.repo.workdir if proj.repo else None)
     store = History(paths.history_dir(bot, proj.slug))
     if session is not None:
+        from openbot.events import read_events  # ~10 ms of dataclasses that the list does not need
+
         meta = store.get(session)
         events = list(read_events(store.events_path(meta.session_id)))
         if as_json:

@@ -13,6 +13,8 @@ and per-model overview pages, read 2026-10; Fable/Mythos 5.2 had no published pr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from openbot.models.base import Usage
 
 # model-name prefix -> (input, output) USD per million tokens
@@ -70,13 +72,13 @@ CACHE_READ_SHARE: dict[str, float] = {
 LONG_PROMPT: dict[str, tuple[int, float]] = {"claude-haiku-5-5": (100_000, 5.0)}
 
 
-def _longest_prefix(model: str, table: dict[str, object]) -> str:
-    return max((k for k in table if model.startswith(k)), key=len, default="")
+def _longest_prefix(model: str, keys: Iterable[str]) -> str:
+    return max((k for k in keys if model.startswith(k)), key=len, default="")
 
 
 def price_of(model: str) -> tuple[float, float]:
     """(input, output) USD per million tokens for `model`."""
-    key = _longest_prefix(model, PRICES)  # type: ignore[arg-type]
+    key = _longest_prefix(model, PRICES)
     if key:
         return PRICES[key]
     return next((p for word, p in FAMILY_PRICES.items() if word in model), DEFAULT_PRICE)
@@ -87,9 +89,9 @@ def cost_usd(model: str, usage: Usage) -> float:
     if model.startswith("scripted"):
         return 0.0
     price_in, price_out = price_of(model)
-    read_key = _longest_prefix(model, CACHE_READ_SHARE)  # type: ignore[arg-type]
+    read_key = _longest_prefix(model, CACHE_READ_SHARE)
     read_share = CACHE_READ_SHARE.get(read_key, CACHE_READ_SHARE_DEFAULT)
-    threshold, factor = LONG_PROMPT.get(_longest_prefix(model, LONG_PROMPT), (0, 1.0))  # type: ignore[arg-type]
+    threshold, factor = LONG_PROMPT.get(_longest_prefix(model, LONG_PROMPT), (0, 1.0))
     prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
     if threshold and prompt > threshold:
         price_in, price_out = price_in * factor, price_out * factor

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,9 @@ MODES = ("workspace-write", "read-only", "danger-full-access")
 # it has no network rules (ABI 3).
 FORCE_UNAVAILABLE_ENV = "OPENBOT_SANDBOX_FORCE_UNAVAILABLE"
 _LAUNCHER = Path(__file__).resolve().with_name("launch.py")
-_FALLBACK_HINT = '`--sandbox danger-full-access` runs commands unconfined; `sandbox_fallback = "warn"` does so with a warning'
+_FALLBACK_HINT = (
+    '`--sandbox danger-full-access` runs unconfined; `sandbox_fallback = "warn"` does so with a warning'
+)
 
 
 @dataclass(frozen=True)
@@ -77,11 +80,17 @@ class SandboxPolicy:
     def confined(self) -> bool:
         return self.mode != "danger-full-access"
 
-    def wrap(self, argv: list[str]) -> list[str]:
-        """The argv that runs `argv` confined (through the launcher), or `argv` itself when unconfined."""
+    def wrap(self, argv: list[str], *, also_writable: Sequence[Path] = ()) -> list[str]:
+        """The argv that runs `argv` confined (through the launcher), or `argv` itself when unconfined.
+
+        `also_writable` adds existing paths for this command only — e.g. the file its stdout goes to, so
+        that `> /dev/stdout` (which reopens the file by path) is not denied.
+        """
         if not self.confined:
             return list(argv)
-        options = [f"--write={p}" for p in self.writable] + (["--allow-tcp"] if self.network else [])
+        options = [f"--write={p}" for p in (*self.writable, *also_writable)] + (
+            ["--allow-tcp"] if self.network else []
+        )
         return [sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv]
 
     def env(self) -> dict[str, str]:
@@ -111,7 +120,7 @@ def policy_for_run(
     network: bool,
     fallback: str = "error",
 ) -> SandboxPolicy:
-    """The policy for one run. Raises SandboxError when the kernel cannot enforce `mode` and fallback is "error".
+    """The policy for one run; SandboxError when the kernel cannot enforce `mode` and fallback is "error".
 
     With `worktree` None (--no-worktree) the run's working directory is the writable tree. Creates the
     temp dir, the skills dir and the bot's ref directories, because Landlock rules need existing paths.
@@ -136,7 +145,10 @@ def _workspace_paths(
         # A commit in a linked worktree writes objects, the worktree's own HEAD/index/logs, and the
         # branch's ref and reflog (`<name>.lock` is created next to the ref). Granting refs/heads/openbot/
         # rather than refs/heads/ is what keeps `git branch -f main` out: main.lock cannot be created.
-        ref_dirs = [common_dir / "refs" / "heads" / "openbot", common_dir / "logs" / "refs" / "heads" / "openbot"]
+        ref_dirs = [
+            common_dir / "refs" / "heads" / "openbot",
+            common_dir / "logs" / "refs" / "heads" / "openbot",
+        ]
         for d in ref_dirs:
             d.mkdir(parents=True, exist_ok=True)
         paths += [common_dir / "objects", *ref_dirs]
@@ -153,12 +165,12 @@ def _fit_to_kernel(policy: SandboxPolicy, support: KernelSupport, fallback: str)
         cause = f"sandbox {policy.mode!r} cannot be enforced: {support.detail}"
         if fallback != "warn":
             raise SandboxError(cause, hint=_FALLBACK_HINT)
-        warning = f"{cause}; commands run UNCONFINED (sandbox_fallback = \"warn\")"
+        warning = f'{cause}; commands run UNCONFINED (sandbox_fallback = "warn")'
         return SandboxPolicy("danger-full-access", (), True, policy.tmp_dir, warning)
     if not policy.network and not support.network:
         cause = f"sandbox {policy.mode!r} cannot block TCP: {support.detail}"
         if fallback != "warn":
             raise SandboxError(cause, hint=f"`network = true` allows TCP; {_FALLBACK_HINT}")
-        warning = f"{cause}; TCP is NOT blocked, files are confined (sandbox_fallback = \"warn\")"
+        warning = f'{cause}; TCP is NOT blocked, files are confined (sandbox_fallback = "warn")'
         return SandboxPolicy(policy.mode, policy.writable, True, policy.tmp_dir, warning)
     return policy

@@ -44,20 +44,27 @@ SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
 SCOPE_SIGNAL = 1 << 1
 
 READ = EXECUTE | READ_FILE | READ_DIR
-WRITE = (
-    WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO | MAKE_SYM | REFER | TRUNCATE
-)
+WRITE = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO | MAKE_SYM
+WRITE |= REFER | TRUNCATE
 # Handled but never granted: a root process could otherwise mknod the disk's block device in a
 # writable directory and write the raw disk. IOCTL_DEV (ABI 5) is deliberately not handled, so terminal
 # and device ioctls keep working as they do outside the sandbox.
-_HANDLED_FS_BY_ABI = {1: READ | WRITE & ~(REFER | TRUNCATE) | MAKE_CHAR | MAKE_BLOCK}
-_HANDLED_FS_BY_ABI[2] = _HANDLED_FS_BY_ABI[1] | REFER
-_FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # the only rights a rule on a non-directory may hold
+NEVER = MAKE_CHAR | MAKE_BLOCK
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # all a rule on a non-directory may hold
 
 # Devices that ordinary commands write to (`> /dev/null`, terminals); /dev/shm backs POSIX semaphores
-# (Python multiprocessing) and is a tmpfs, so writing there touches no user data.
-DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx")
-DEVICE_DIRS = ("/dev/pts", "/dev/shm")
+# (Python multiprocessing) and is a tmpfs, so creating files there touches no user data.
+DEVICES = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+)
+SCRATCH = ("/dev/shm",)
 
 
 class LandlockError(Exception):
@@ -65,7 +72,11 @@ class LandlockError(Exception):
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -95,12 +106,13 @@ def abi_version() -> tuple[int, str]:
     if os.uname().machine == "alpha":
         return 0, "Landlock syscall numbers differ on alpha"
     try:
-        return _syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION)), ""
+        flags = ctypes.c_uint32(_CREATE_RULESET_VERSION)
+        return _syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), flags), ""
     except OSError as e:
         if e.errno == errno.ENOSYS:
-            return 0, "the kernel has no Landlock syscalls (needs Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK)"
+            return 0, "the kernel has no Landlock (needs Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK)"
         if e.errno == errno.EOPNOTSUPP:
-            return 0, "Landlock is built in but disabled at boot (add `landlock` to the kernel's lsm= parameter)"
+            return 0, "Landlock is disabled at boot (add `landlock` to the kernel's lsm= parameter)"
         return 0, f"probing Landlock failed: {e}"
     except AttributeError as e:  # a libc without syscall()
         return 0, f"cannot call the kernel from Python: {e}"
@@ -108,8 +120,8 @@ def abi_version() -> tuple[int, str]:
 
 def handled_fs(abi: int) -> int:
     """The filesystem rights this ABI knows, so a ruleset never names one the kernel would reject."""
-    rights = _HANDLED_FS_BY_ABI[1] if abi == 1 else _HANDLED_FS_BY_ABI[2]
-    return rights | (TRUNCATE if abi >= 3 else 0)
+    rights = READ | WRITE | NEVER
+    return rights & ~(REFER if abi < 2 else 0) & ~(TRUNCATE if abi < 3 else 0)
 
 
 def _add_path_rule(ruleset_fd: int, path: str, access: int, missing_ok: bool) -> None:
@@ -121,10 +133,14 @@ def _add_path_rule(ruleset_fd: int, path: str, access: int, missing_ok: bool) ->
         raise LandlockError(f"cannot open {path} for a Landlock rule: {e.strerror}") from None
     try:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
-            access &= _FILE_RIGHTS
+            access &= FILE_RIGHTS
         attr = _PathBeneathAttr(allowed_access=access, parent_fd=fd)
         _syscall(
-            _SYS_ADD_RULE, ctypes.c_int(ruleset_fd), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(attr), ctypes.c_uint32(0)
+            _SYS_ADD_RULE,
+            ctypes.c_int(ruleset_fd),
+            ctypes.c_int(_RULE_PATH_BENEATH),
+            ctypes.byref(attr),
+            ctypes.c_uint32(0),
         )
     except OSError as e:
         raise LandlockError(f"cannot add a Landlock rule for {path}: {e.strerror}") from None
@@ -144,18 +160,20 @@ def restrict_self(writable: list[str], *, allow_tcp: bool) -> int:
     if not allow_tcp:
         attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP  # no port rules: every port is denied
     if abi >= 6:
-        # Signals only reach processes inside this sandbox; abstract Unix sockets (dbus, X11) count as network.
+        # Signals reach only processes in this sandbox; abstract Unix sockets (dbus, X11) count as network.
         attr.scoped = SCOPE_SIGNAL | (0 if allow_tcp else SCOPE_ABSTRACT_UNIX_SOCKET)
     size = 8 if abi < 4 else 16 if abi < 6 else 24
     try:
-        ruleset_fd = _syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+        ruleset_fd = _syscall(
+            _SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
+        )
     except OSError as e:
         raise LandlockError(f"cannot create a Landlock ruleset: {e.strerror}") from None
     try:
         _add_path_rule(ruleset_fd, "/", READ & fs, missing_ok=False)
-        for path in DEVICE_FILES + DEVICE_DIRS[:1]:
+        for path in DEVICES:
             _add_path_rule(ruleset_fd, path, (READ | WRITE_FILE | TRUNCATE) & fs, missing_ok=True)
-        for path in [*DEVICE_DIRS[1:], *writable]:
+        for path in [*SCRATCH, *writable]:
             _add_path_rule(ruleset_fd, path, (READ | WRITE) & fs, missing_ok=True)
         # Required to restrict without CAP_SYS_ADMIN; it also stops setuid binaries from gaining rights.
         _set_no_new_privs()
@@ -169,6 +187,12 @@ def restrict_self(writable: list[str], *, allow_tcp: bool) -> int:
 
 def _set_no_new_privs() -> None:
     assert _libc is not None
-    if _libc.prctl(ctypes.c_int(_PR_SET_NO_NEW_PRIVS), ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)):
+    if _libc.prctl(
+        ctypes.c_int(_PR_SET_NO_NEW_PRIVS),
+        ctypes.c_ulong(1),
+        ctypes.c_ulong(0),
+        ctypes.c_ulong(0),
+        ctypes.c_ulong(0),
+    ):
         err = ctypes.get_errno()
         raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")

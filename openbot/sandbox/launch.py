@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 import sys
+from types import ModuleType
 
 SETUP_FAILED = 125
 
 
-def _load_landlock():  # noqa: ANN202 - the module object
+def _load_landlock() -> ModuleType:
     """landlock.py from this directory, without importing the openbot package (and its dependencies)."""
     if __package__:
         from openbot.sandbox import landlock
@@ -26,7 +27,9 @@ def _load_landlock():  # noqa: ANN202 - the module object
         return landlock
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_openbot_landlock", os.path.join(os.path.dirname(__file__), "landlock.py"))
+    spec = importlib.util.spec_from_file_location(
+        "_openbot_landlock", os.path.join(os.path.dirname(__file__), "landlock.py")
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,0 +1,54 @@
+"""Which environment variables the agent's commands see: an allowlist, never the user's whole environment.
+
+A bot runs for hours executing commands a model chose, so its children get only what a shell needs to
+work (ALLOWED), the git identity variables (so the agent's commits carry the user's name in CI, where it
+often comes from the environment), and whatever the bot's config lists under `env_passthrough`.
+
+Deliberately not passed: anything else named GIT_* (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE would point
+the agent's git at the user's own checkout), and the model credentials in NEVER.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from openbot.errors import UsageError
+
+ALLOWED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_*", "TERM", "TZ", "TMPDIR", "SHELL")
+GIT_IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+# The model key is openbot's, not the agent's: with it a command could spend the user's money on its own
+# API calls, or leak it into a commit. Never passed, even when listed in env_passthrough.
+NEVER = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
+
+_SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(?:^|_)AUTH(?:_|$)", re.IGNORECASE)
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def is_secret_name(name: str) -> bool:
+    """Does this variable name look like it holds a secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL…)?"""
+    return bool(_SECRET_RE.search(name))
+
+
+def check_pattern(entry: str) -> str:
+    """An `env_passthrough` entry is an exact name or `PREFIX_*`; anything else is a UsageError."""
+    name = entry[:-1] if entry.endswith("*") else entry
+    if not name or not _NAME_RE.match(name):
+        raise UsageError(
+            f"env_passthrough entry {entry!r} is not a variable name or PREFIX_* pattern",
+            hint='write exact names like "NPM_CONFIG_REGISTRY" or prefixes like "CARGO_*"',
+        )
+    return entry
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in patterns)
+
+
+def child_env(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """The environment for the agent's commands: ALLOWED + GIT_IDENTITY + `passthrough`, minus NEVER.
+
+    A passthrough name that looks secret is still passed (the user asked for it); callers must not log
+    the names or values this returns — the redactor hides such values wherever they appear."""
+    patterns = [*ALLOWED, *GIT_IDENTITY, *(check_pattern(p) for p in passthrough)]
+    return {k: v for k, v in environ.items() if k not in NEVER and _matches(k, patterns)}

@@ -1,0 +1,73 @@
+"""Hiding secrets in everything openbot writes or shows: event lines, conversation files, the live view.
+
+Two sources: the values of secret-looking environment variables (ANTHROPIC_API_KEY and every name that
+`envpolicy.is_secret_name` flags), and the shapes of common API keys, which catch keys that never were in
+the environment (a token the agent found in a file). Both are precompiled regexes, run only on text
+that contains a literal secret or a key prefix, so redacting every event line stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from openbot.envpolicy import NEVER, is_secret_name
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_CHARS = 8  # shorter values ("1", "true") would redact ordinary text everywhere
+
+# A key must start at a token boundary: "task-runner-…" must not be read as an "sk-" key.
+_B = r"(?<![A-Za-z0-9_\-])"
+KEY_SHAPES = (
+    _B + r"sk-ant-[A-Za-z0-9_\-]{10,}",
+    _B + r"sk-[A-Za-z0-9_\-]{20,}",
+    _B + r"gh[pousr]_[A-Za-z0-9]{20,}",
+    _B + r"github_pat_[A-Za-z0-9_]{20,}",
+    _B + r"AKIA[0-9A-Z]{16}(?![0-9A-Z])",
+    _B + r"xox[abprs]-[A-Za-z0-9\-]{10,}",
+)
+_SHAPES_RE = re.compile("|".join(KEY_SHAPES))
+# Substrings every KEY_SHAPES match contains; text without any of them (and without a literal secret) is
+# returned untouched, which is the common case and skips the slow regex scan.
+_SHAPE_MARKERS = ("sk-", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "AKIA", "xox")
+
+
+class Redactor:
+    """`redact(text)` replaces every known secret value and key-shaped string with [REDACTED]."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        literals: set[str] = set()
+        for value in secrets:
+            if len(value) >= MIN_SECRET_CHARS:
+                literals.add(value)
+                # Event lines are redacted after JSON encoding, where a value with quotes, backslashes
+                # or control characters appears escaped.
+                literals.add(json.dumps(value, ensure_ascii=False)[1:-1])
+        self._literals = tuple(literals)
+        # Longest first, so a secret that contains another is replaced whole.
+        ordered = sorted(literals, key=len, reverse=True)
+        self._literals_re = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Redactor:
+        return cls(v for k, v in environ.items() if k in NEVER or is_secret_name(k))
+
+    def redact(self, text: str) -> str:
+        # `in` is a fast C substring search; each regex scans only text it may match.
+        if self._literals_re is not None and any(v in text for v in self._literals):
+            text = self._literals_re.sub(REDACTED, text)
+        if any(m in text for m in _SHAPE_MARKERS):
+            text = _SHAPES_RE.sub(REDACTED, text)
+        return text
+
+    def redact_obj(self, obj: Any) -> Any:
+        """A copy of a JSON-like value (dicts, lists, strings) with every string redacted."""
+        if isinstance(obj, str):
+            return self.redact(obj)
+        if isinstance(obj, dict):
+            return {k: self.redact_obj(v) for k, v in obj.items()}
+        if isinstance(obj, list | tuple):
+            return [self.redact_obj(v) for v in obj]
+        return obj

@@ -1,0 +1,95 @@
+"""`openbot doctor`: one PASS/WARN/FAIL line per check, exit 1 on any FAIL, the API key never printed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from openbot.sandbox import FORCE_UNAVAILABLE_ENV, kernel_support
+
+
+@pytest.fixture(autouse=True)
+def real_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(FORCE_UNAVAILABLE_ENV, raising=False)
+
+
+def lines(result) -> dict[str, str]:
+    """{check name: status} from doctor's output."""
+    out = {}
+    for line in result.stdout.splitlines():
+        status, rest = line.split(" ", 1)
+        out[rest.split(":", 1)[0]] = status
+    return out
+
+
+def test_healthy_setup(cli, tmp_path: Path, openbot_home: Path) -> None:
+    openbot_home.mkdir()
+    cli("bots", "create", "fixer", cwd=tmp_path)
+    r = cli("doctor")
+    got = lines(r)
+    assert got["OPENBOT_HOME"] == "PASS" and got["git"] == "PASS" and got["bot fixer (home)"] == "PASS"
+    assert "git version" in r.stdout and f"{openbot_home} exists and is writable" in r.stdout
+    assert got["ANTHROPIC_API_KEY"] == "WARN"  # scripted bots need no key: not a failure
+    support = kernel_support()
+    expected = "PASS" if support.network else "WARN" if support.filesystem else "FAIL"
+    assert got["sandbox"] == expected and support.detail in r.stdout
+    assert r.exit_code == (1 if expected == "FAIL" else 0)
+
+
+def test_api_key_is_never_printed(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value-123")
+    r = cli("doctor", cwd=tmp_path)
+    assert lines(r)["ANTHROPIC_API_KEY"] == "PASS"
+    assert "secret" not in r.output
+
+
+def test_home_that_does_not_exist_yet(cli, tmp_path: Path, openbot_home: Path) -> None:
+    r = cli("doctor", cwd=tmp_path)
+    assert lines(r)["OPENBOT_HOME"] == "PASS" and "will be created" in r.stdout
+    assert not openbot_home.exists()  # doctor only looks
+
+
+def test_home_that_is_a_file(cli, tmp_path: Path, openbot_home: Path) -> None:
+    openbot_home.write_text("oops")
+    r = cli("doctor", cwd=tmp_path)
+    assert lines(r)["OPENBOT_HOME"] == "FAIL" and "not a directory" in r.stdout and r.exit_code == 1
+
+
+def test_git_missing(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "empty-bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    r = cli("doctor", cwd=tmp_path)
+    assert lines(r)["git"] == "FAIL" and r.exit_code == 1
+
+
+@pytest.mark.parametrize(("forced", "status", "code"), [("1", "FAIL", 1), ("network", "WARN", None)])
+def test_sandbox_support(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forced, status, code) -> None:
+    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, forced)
+    r = cli("doctor", cwd=tmp_path)
+    assert lines(r)["sandbox"] == status
+    if code is not None:
+        assert r.exit_code == code and "1 check failed" in r.stderr
+
+
+def test_sandbox_module_missing(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "openbot.sandbox", None)  # makes the import fail like a missing module
+    r = cli("doctor", cwd=tmp_path)
+    assert "FAIL sandbox: module missing" in r.stdout and r.exit_code == 1
+
+
+def test_invalid_bots_fail_but_do_not_stop_the_checks(cli, repo: Path, openbot_home: Path) -> None:
+    cli("bots", "create", "good", cwd=repo)
+    broken = repo / ".openbot" / "bots" / "broken" / "config.md"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("+++\nmax_iterations = 'ten'\n+++\n")
+    home_broken = openbot_home / "bots" / "bad-home" / "config.md"
+    home_broken.parent.mkdir(parents=True)
+    home_broken.write_text("+++\nmodel = \n")
+    r = cli("doctor")
+    got = lines(r)
+    assert got["bot good (home)"] == "PASS"
+    assert got["bot broken (repo)"] == "FAIL" and "'max_iterations' must be an integer" in r.stdout
+    assert got["bot bad-home (home)"] == "FAIL" and "not closed" in r.stdout
+    assert r.exit_code == 1

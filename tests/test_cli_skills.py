@@ -1,0 +1,128 @@
+"""`openbot skills list|show|install|remove` on a temp OPENBOT_HOME and real git repos."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import make_repo
+
+from openbot import paths
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def skill_md(name: str, body: str = "Body.") -> str:
+    return f"---\nname: {name}\ndescription: The {name} skill\n---\n{body}\n"
+
+
+@pytest.fixture
+def shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "shipped-skills"
+    write(root / "tdd.md", skill_md("tdd"))
+    write(root / "commits.md", skill_md("commits"))
+    monkeypatch.setattr(paths, "SHIPPED_SKILLS", root)
+    return root
+
+
+def listed(cli, *args: str, cwd: Path) -> list[tuple[str, str]]:
+    r = cli("skills", "list", *args, "--json", cwd=cwd)
+    assert r.exit_code == 0, r.output
+    return [(row["name"], row["source"]) for row in json.loads(r.stdout)]
+
+
+def test_list_without_bot_shows_everything_in_reach(cli, repo: Path, shipped: Path) -> None:
+    write(paths.global_skills_dir() / "style.md", skill_md("style"))
+    write(paths.repo_skills_dir(repo) / "repo-only.md", skill_md("repo-only"))
+    assert listed(cli, cwd=repo) == [
+        ("commits", "shipped"),
+        ("tdd", "shipped"),
+        ("style", "global"),
+        ("repo-only", "repo"),
+    ]
+    r = cli("skills", "list")
+    assert "The style skill" in r.stdout and str(paths.global_skills_dir() / "style.md") in r.stdout
+
+
+def test_list_for_bot_is_exactly_its_prompt_skills(cli, repo: Path, shipped: Path) -> None:
+    cli("bots", "create", "fixer")
+    config = paths.bot_home("fixer") / "config.md"
+    config.write_text('+++\nshipped_skills = ["tdd"]\n+++\nFix.\n')
+    write(paths.global_skills_dir() / "style.md", skill_md("style", "global"))
+    write(paths.repo_skills_dir(repo) / "style.md", skill_md("style", "repo"))
+    write(paths.bot_skills_dir("fixer") / "style.md", skill_md("style", "bot"))
+    write(paths.bot_skills_dir("other") / "theirs.md", skill_md("theirs"))
+    assert listed(cli, "fixer", cwd=repo) == [("tdd", "shipped"), ("style", "bot")]
+    r = cli("skills", "show", "style", "--bot", "fixer")
+    assert r.exit_code == 0 and "source: bot" in r.stdout and r.stdout.rstrip().endswith("bot")
+    r = cli("skills", "show", "style")  # without a bot: the repo's copy is the most specific
+    assert "source: repo" in r.stdout
+
+
+def test_list_for_unknown_bot(cli, tmp_path: Path) -> None:
+    r = cli("skills", "list", "ghost", cwd=tmp_path)
+    assert r.exit_code == 2 and "no bot named 'ghost'" in r.stderr
+
+
+def test_list_with_broken_skill_names_the_file(cli, tmp_path: Path) -> None:
+    bad = write(paths.global_skills_dir() / "bad.md", "---\ndescription: a: b\n---\n")
+    r = cli("skills", "list", cwd=tmp_path)
+    assert r.exit_code == 2 and str(bad) in r.stderr and "quote" in r.stderr
+
+
+def test_show_unknown(cli, tmp_path: Path) -> None:
+    write(paths.global_skills_dir() / "style.md", skill_md("style"))
+    r = cli("skills", "show", "styel", cwd=tmp_path)
+    assert r.exit_code == 2 and "did you mean 'style'" in r.stderr
+
+
+def test_install_global_and_remove(cli, tmp_path: Path) -> None:
+    src = write(tmp_path / "src" / "lint.md", skill_md("lint"))
+    r = cli("skills", "install", str(src), "--global", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    assert (paths.global_skills_dir() / "lint.md").is_file() and "installed lint" in r.stdout
+    r = cli("skills", "install", str(src), "--global")
+    assert r.exit_code == 2 and "--force" in r.stderr
+    assert cli("skills", "install", str(src), "--global", "--force").exit_code == 0
+    r = cli("skills", "remove", "lint", "--global")
+    assert r.exit_code == 0 and not (paths.global_skills_dir() / "lint.md").exists()
+    r = cli("skills", "remove", "lint", "--global")
+    assert r.exit_code == 2 and "no skill named 'lint'" in r.stderr
+
+
+def test_install_for_bot_from_git_url(cli, tmp_path: Path) -> None:
+    cli("bots", "create", "fixer", cwd=tmp_path)
+    src = make_repo(tmp_path / "skills-src", {"review/SKILL.md": skill_md("review")})
+    r = cli("skills", "install", f"file://{src}", "--bot", "fixer")
+    assert r.exit_code == 0, r.output
+    assert (paths.bot_skills_dir("fixer") / "review" / "SKILL.md").is_file()
+    assert listed(cli, "fixer", cwd=tmp_path) == [("review", "bot")]
+    assert cli("skills", "remove", "review", "--bot", "fixer").exit_code == 0
+    assert listed(cli, "fixer", cwd=tmp_path) == []
+
+
+def test_install_for_unknown_bot(cli, tmp_path: Path) -> None:
+    src = write(tmp_path / "lint.md", "x\n")
+    r = cli("skills", "install", str(src), "--bot", "ghost", cwd=tmp_path)
+    assert r.exit_code == 2 and "no bot named 'ghost'" in r.stderr
+    assert not paths.bot_home("ghost").exists()
+
+
+@pytest.mark.parametrize("where", [[], ["--global", "--bot", "fixer"]])
+def test_install_and_remove_need_exactly_one_target(cli, tmp_path: Path, where: list[str]) -> None:
+    cli("bots", "create", "fixer", cwd=tmp_path)
+    src = write(tmp_path / "lint.md", "x\n")
+    for args in (["install", str(src)], ["remove", "lint"]):
+        r = cli("skills", *args, *where)
+        assert r.exit_code == 2 and "exactly one of --global or --bot" in r.stderr
+    assert not paths.global_skills_dir().exists() and not paths.bot_skills_dir("fixer").exists()
+
+
+def test_install_missing_source(cli, tmp_path: Path) -> None:
+    r = cli("skills", "install", str(tmp_path / "nope.md"), "--global", cwd=tmp_path)
+    assert r.exit_code == 2 and "nope.md" in r.stderr
