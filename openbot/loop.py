@@ -48,7 +48,7 @@ class Runner:
         self.memory = MemoryStore(paths.memory_file(plan.bot.name, self.record.project))
         self.budget = Budget(self.config.max_cost_usd, self.config.max_tokens, self.config.max_minutes)
         self.model = GuardedModel(load_backend(plan.model), guard)
-        self.tools = default_tools()
+        self.tools = default_tools(self.config.command_timeout_secs)
         self.conversation = Conversation(self.record.conversation_path, self.redactor.redact)
         self.context = ContextKeeper()
         self.wt: Any = None

@@ -1,6 +1,6 @@
 """Start-up time of the fast commands against a bare typer app (see docs/BENCHMARKS.md, "Start-up").
 
-    python scripts/bench_startup.py [--runs 11]
+    python scripts/bench_startup.py [--runs N]
 
 Each command runs as a fresh subprocess, interleaved round by round so background load hits all of them
 alike; the median wall time counts. Setup: a temp OPENBOT_HOME with a bot written as config.md, a temp

@@ -215,3 +215,24 @@ def test_subdirectory_and_linked_worktree_resolve_to_the_same_repo(tmp_path: Pat
         assert out.returncode == 0, out.stderr
     projects = {p.name for p in (Path(os.environ["OPENBOT_HOME"]) / "bots/sub/workspaces").iterdir()}
     assert len(projects) == 1
+
+
+def test_everything_openbot_writes_under_its_home_is_user_only(repo: Path) -> None:
+    make_bot("private", [reply("", shell("seq 1 100000"), {"name": "memory", "input": {
+        "action": "set", "key": "k", "value": "v"}}), reply("", complete())])
+    assert run_cli("run", "private", cwd=repo).returncode == 0
+    home = Path(os.environ["OPENBOT_HOME"])
+    written = [p for p in home.rglob("*") if "workspaces" in p.parts]
+    assert any(p.name == "memory.json" for p in written) and any(p.suffix == ".log" for p in written)
+    for p in written:
+        mode = p.stat().st_mode & 0o777
+        assert mode == (0o700 if p.is_dir() else 0o600), f"{p} is {oct(mode)}"
+
+
+def test_headless_run_with_closed_stdin_never_waits(repo: Path) -> None:
+    make_bot("headless", [reply("one"), reply("two")], config="max_iterations = 2\nsleep_secs = 0.2")
+    # input="" gives the run a stdin pipe that is closed at once (EOF), as under cron
+    proc = subprocess.run([sys.executable, "-m", "openbot", "run", "headless"], cwd=repo, text=True, input="",
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 3, proc.stderr
+    assert [metadata(s)["status"] for s in sessions("headless")] == ["completed", "completed"]

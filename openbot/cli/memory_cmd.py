@@ -43,7 +43,7 @@ def _store(ctx: typer.Context, project: str | None) -> tuple[str, str, MemorySto
     from openbot.project import resolve_project
 
     target: _Target = ctx.obj
-    slug = resolve_project(Path.cwd(), project or target.project).slug
+    slug = resolve_project(Path.cwd(), project if project is not None else target.project).slug
     return target.bot, slug, MemoryStore(paths.memory_file(target.bot, slug))
 
 

@@ -61,20 +61,19 @@ def _spec(default_timeout: float) -> ToolSpec:
     )
 
 
-def _exited(pid: int) -> bool:
+def _exited(proc: subprocess.Popen[bytes]) -> bool:
     """Has the process exited? Leaves it unreaped, so its pid (= the group id) cannot be reused yet."""
+    if not hasattr(os, "waitid"):  # not Linux: reaping opens a tiny pid-reuse window, nothing worse
+        return proc.poll() is not None
     try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
     except ChildProcessError:
         return True
 
 
 def _group_alive(pgid: int) -> bool:
     """Is any process of the group still running (zombies do not count)? Reads /proc; Linux only."""
-    try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return True
+    pids = [p for p in os.listdir("/proc") if p.isdigit()]
     for pid in pids:
         try:
             with open(f"/proc/{pid}/stat", "rb") as f:
@@ -95,6 +94,9 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 def _stop_group(pgid: int) -> None:
     """SIGTERM every process left in the group, then SIGKILL after KILL_GRACE_SECS if any remain."""
+    if not os.path.exists("/proc/self/stat"):  # no way to tell who is left: no grace period
+        _signal_group(pgid, signal.SIGKILL)
+        return
     if not _group_alive(pgid):
         return
     _signal_group(pgid, signal.SIGTERM)
@@ -145,7 +147,7 @@ class _Run:
                 elif self.killed and not sigkilled and now - killed_at > KILL_GRACE_SECS:
                     sigkilled = True
                     _signal_group(pid, signal.SIGKILL)
-                if not exited_at and _exited(pid):
+                if not exited_at and _exited(self.proc):
                     exited_at = now
                 if exited_at and (not is_open or now - exited_at > DRAIN_SECS):
                     break
@@ -176,19 +178,20 @@ class ShellTool:
         timeout = float(input.get("timeout_secs", ctx.default_timeout_secs))
         if not timeout > 0:
             raise ToolFailed(f"timeout_secs must be positive, got {input.get('timeout_secs')!r}")
-        argv = ["bash", "-c", command]
-        env = dict(ctx.env)
-        if ctx.sandbox is not None:
-            argv = ctx.sandbox.wrap(argv)
-            env.update(ctx.sandbox.env())
         out_dir = make_private_dir(ctx.session_dir / "outputs")
         log_path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', tool_use_id) or 'command'}.log"
         compactor = OutputCompactor(str(log_path))
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        argv = ["bash", "-c", command]
+        env = dict(ctx.env)
+        if ctx.sandbox is not None:
+            # stdout is the log file: `> /dev/stdout` reopens it by path, so it must be writable.
+            argv = ctx.sandbox.wrap(argv, also_writable=[log_path])
+            env.update(ctx.sandbox.env())
 
         ctx.sink.emit(CommandStarted(command=command))
         ctx.command_count += 1
         started = time.monotonic()
-        log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             run = _start(argv, env, ctx.workdir, log_fd, compactor)
             run.pump(started + timeout, ctx.cancel)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The offline demo: a complete openbot run with no API key, in a throwaway repo and OPENBOT_HOME.
+# Usage: scripts/demo.sh [REPO]   (default: a new temp repo; pass your own repo to try it there —
+# your checkout is not modified, the bot works on its own branch in a worktree)
+set -euo pipefail
+export OPENBOT_HOME="${OPENBOT_HOME_DEMO:-$(mktemp -d)/openbot-home}"
+repo="${1:-}"
+if [ -z "$repo" ]; then
+  repo="$(mktemp -d)/demo-repo"
+  git init -q -b main "$repo"
+  printf '# demo repo\n' > "$repo/README.md"
+  git -C "$repo" add README.md
+  git -C "$repo" -c user.name=demo -c user.email=demo@example.com commit -q -m "initial"
+fi
+cd "$repo"
+echo "== OPENBOT_HOME=$OPENBOT_HOME, repo=$repo"
+echo "== openbot bots create demo --from demo"
+openbot bots create demo --from demo
+echo "== openbot run demo"
+status=0
+openbot run demo || status=$?
+echo "== openbot history demo"
+openbot history demo
+echo "== openbot memory demo show"
+openbot memory demo show
+echo "== git branch --list 'openbot/*' (the bot's branch; your own branches are untouched)"
+git branch --list 'openbot/*' -v
+exit "$status"

@@ -1,0 +1,75 @@
+"""The sandbox as a run applies it: real Landlock on the agent's commands, through `openbot run`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from openbot import paths
+from openbot.sandbox import kernel_support
+from tests.conftest import git
+from tests.runhelpers import complete, events, make_bot, reply, run_cli, sessions, shell
+
+pytestmark = pytest.mark.skipif(kernel_support().landlock_abi == 0, reason="the kernel has no Landlock")
+
+
+def exit_codes(bot: str) -> dict[str, int | None]:
+    return {e["tool_use_id"]: e["exit_code"] for e in events(sessions(bot)[-1]) if e["type"] == "command"}
+
+
+def test_workspace_write_confines_the_agent_but_lets_it_work(repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    skill = paths.bot_skills_dir("boxed") / "learned.md"
+    make_bot("boxed", [
+        reply("", shell(f"touch {home}/escape", "home"), shell(f"touch {repo}/escape", "checkout"),
+              shell("git branch -f main HEAD~0 && git update-ref refs/heads/main HEAD", "branch"),
+              shell("echo x > work.txt && git add -A && git commit -qm work", "commit"),
+              shell('echo t > "$TMPDIR/t" && echo out > /dev/stdout', "tmp"),
+              shell(f"printf -- '---\\nname: learned\\n---\\nA lesson.\\n' > {skill}", "skill"),
+              shell(f"touch {paths.home()}/escape", "obhome")),
+        reply("", complete("tried everything", "review")),
+    ])
+    main_before = git(repo, "rev-parse", "main")
+    out = run_cli("run", "boxed", "--json", cwd=repo, env={"HOME": str(home)})
+    assert out.returncode == 0, out.stderr
+    codes = exit_codes("boxed")
+    assert codes["home"] != 0 and codes["checkout"] != 0 and codes["branch"] != 0 and codes["obhome"] != 0
+    assert codes["commit"] == 0 and codes["tmp"] == 0 and codes["skill"] == 0
+    assert not (home / "escape").exists() and not (repo / "escape").exists()
+    assert git(repo, "rev-parse", "main") == main_before
+    branch = json.loads(out.stdout)["branch"]
+    assert git(repo, "log", "-1", "--format=%s", branch) == "work"
+    assert "A lesson." in skill.read_text()
+
+
+def test_read_only_can_read_and_log_but_not_write(repo: Path) -> None:
+    make_bot("reader", [
+        reply("", shell("cat README.md && git log --oneline", "read"), shell("touch new.txt", "write")),
+        reply("", complete("read only", "discard")),
+    ], config='sandbox = "read-only"')
+    out = run_cli("run", "reader", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    codes = exit_codes("reader")
+    assert codes["read"] == 0 and codes["write"] != 0
+    assert json.loads(out.stdout)["wip_commits"] == []
+
+
+def test_network_is_off_unless_configured(repo: Path) -> None:
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    threading.Thread(target=lambda: [server.accept() for _ in range(2)], daemon=True).start()
+    probe = f"exec 3<>/dev/tcp/127.0.0.1/{port}"
+    make_bot("offline", [reply("", shell(probe, "tcp")), reply("", complete())])
+    make_bot("online", [reply("", shell(probe, "tcp")), reply("", complete())], config="network = true")
+    assert run_cli("run", "offline", cwd=repo).returncode == 0
+    assert run_cli("run", "online", cwd=repo).returncode == 0
+    assert exit_codes("offline")["tcp"] != 0 and exit_codes("online")["tcp"] == 0
+    server.close()
