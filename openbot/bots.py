@@ -12,10 +12,13 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openbot import paths
-from openbot.config import BotFile, load_bot_file, parse_text, render, split_frontmatter
 from openbot.errors import NotFoundError, UsageError
+
+if TYPE_CHECKING:  # openbot.config pulls in frontmatter, yaml and tomlkit: only load it to parse a config
+    from openbot.config import BotFile
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -27,6 +30,8 @@ class BotRef:
     source: str  # "repo" | "home"
 
     def load(self) -> BotFile:
+        from openbot.config import load_bot_file
+
         return load_bot_file(self.config_path)
 
 
@@ -98,6 +103,8 @@ def create_bot(
 
     With `force` an existing config.md (and example files) are overwritten; memory and history are kept.
     """
+    from openbot.config import parse_text, render
+
     check_name(name)
     dest = paths.bot_home(name)
     config_path = dest / "config.md"
@@ -133,6 +140,8 @@ def _example_dir(example: str) -> Path:
 def _example_config(src: Path, dest: Path, description: str, prompt: str) -> str:
     """The example's config.md, comments kept; a script it ships is pointed at the copy in `dest`."""
     import tomlkit
+
+    from openbot.config import parse_text, split_frontmatter
 
     example_path = src / "config.md"
     text = example_path.read_text(encoding="utf-8-sig")

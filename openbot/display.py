@@ -18,8 +18,12 @@ def _first_line(text: str, limit: int = 160) -> str:
 
 
 class LiveView:
-    def __init__(self, stream: TextIO | None = None, redact: Callable[[str], str] = lambda s: s,
-                 stream_text: bool | None = None) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        redact: Callable[[str], str] = lambda s: s,
+        stream_text: bool | None = None,
+    ) -> None:
         self.out = stream or sys.stderr
         self.redact = redact
         self.stream_text = self.out.isatty() if stream_text is None else stream_text
@@ -53,7 +57,9 @@ class LiveView:
                 status = "killed (timeout)" if to else ("killed" if code is None else f"exit {code}")
                 self.line(f"    → {status} in {ms / 1000:.1f}s, {size:,} bytes of output")
             case ev.ToolCall(name=name, input=inp) if name != "shell":
-                detail = " ".join(str(inp.get(k, "")) for k in ("command", "action", "path", "key") if k in inp)
+                detail = " ".join(
+                    str(inp.get(k, "")) for k in ("command", "action", "path", "key") if k in inp
+                )
                 self.line(f"  • {name} {_first_line(detail, 100)}")
             case ev.ToolResult(name=name, is_error=True, content=c):
                 self.line(f"    ! {name} failed: {_first_line(c)}")

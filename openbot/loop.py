@@ -86,8 +86,10 @@ class Runner:
 
     def _sleep(self) -> None:
         if self.config.sleep_secs:
-            self.view.line(f"  sleeping {self.config.sleep_secs:g}s" +
-                           (" (type a line to wake the bot)" if self.inbox.enabled else ""))
+            self.view.line(
+                f"  sleeping {self.config.sleep_secs:g}s"
+                + (" (type a line to wake the bot)" if self.inbox.enabled else "")
+            )
         self.pending_input = self.inbox.wait(self.config.sleep_secs, self.cancel)
         if self.cancel.is_set():
             raise Interrupted(self.guard.signum or 2)
@@ -104,7 +106,9 @@ class Runner:
                 self.wt = reopen_branch(plan.repo, rec.branch, plan.bot.name, rec.run_id)
                 self.conversation = Conversation.load(rec.conversation_path, self.redactor.redact)
             else:
-                self.wt = create_worktree(plan.repo, plan.bot.name, rec.run_id, with_changes=plan.req.with_changes)
+                self.wt = create_worktree(
+                    plan.repo, plan.bot.name, rec.run_id, with_changes=plan.req.with_changes
+                )
                 rec.branch, rec.base_commit = self.wt.branch, self.wt.base_commit
                 rec.base = self.wt.base_ref.removeprefix("refs/heads/") or self.wt.base_commit[:12]
             self.workdir = self.wt.path
@@ -120,18 +124,23 @@ class Runner:
         from openbot.sandbox import policy_for_run
 
         self.sandbox = policy_for_run(
-            self.config.sandbox, worktree=self.workdir,
+            self.config.sandbox,
+            worktree=self.workdir,
             common_dir=plan.repo.common_dir if plan.repo else None,
             worktree_admin_dir=self.wt.admin_dir if self.wt else None,
-            tmp_dir=self.tmp_dir, skills_dir=skills_dir, network=self.config.network,
+            tmp_dir=self.tmp_dir,
+            skills_dir=skills_dir,
+            network=self.config.network,
             fallback=self.config.sandbox_fallback,
         )
         if self.sandbox.unconfined_warning:
             self.view.line(f"!! WARNING: {self.sandbox.unconfined_warning}")
         from openbot.envpolicy import child_env
 
-        self.env = {**child_env(os.environ, self.config.env_passthrough),
-                    **git_identity_env(self.workdir, plan.bot.name)}
+        self.env = {
+            **child_env(os.environ, self.config.env_passthrough),
+            **git_identity_env(self.workdir, plan.bot.name),
+        }
         self.skills_dir = skills_dir
 
     def _finish(self) -> None:
@@ -156,7 +165,9 @@ class Runner:
         try:
             sha = remove_worktree(self.wt, message)
         except OpenbotError as e:
-            self.view.line(f"!! could not remove the worktree {self.wt.path}: {e.one_line()} (work is left there)")
+            self.view.line(
+                f"!! could not remove the worktree {self.wt.path}: {e.one_line()} (work is left there)"
+            )
             self._set_status("failed", EXIT_FAILED, e.one_line())
             return
         if sha:
@@ -169,10 +180,13 @@ class Runner:
         requested = self.completion["action"]
         if self.wt is None:
             rec.action = "review" if requested != "discard" else "none"
-            rec.action_message = f"'{requested}' not applied: the run worked in {self.workdir} without a worktree"
+            rec.action_message = (
+                f"'{requested}' not applied: the run worked in {self.workdir} without a worktree"
+            )
             return
         from openbot.worktree import apply_action
 
+        assert self.plan.repo is not None  # a worktree implies a repository
         try:
             outcome = apply_action(self.plan.repo, self.wt, requested)
         except OpenbotError as e:
@@ -198,13 +212,26 @@ class Runner:
         skills = self._load_skills(repo_root)
         system = system_prompt(PromptParts(plan.bot_file.instructions, skills, self.workdir, self.skills_dir))
         state = IterationState(
-            project=rec.project, session_number=self.history.last_number() + 1, branch=rec.branch,
-            base=rec.base, workdir=self.workdir, isolated=self.wt is not None, memory=self.memory.load(),
-            recent=self.history.recent(5), user_input=self.pending_input, task=plan.req.prompt,
-            iteration=number, max_iterations=self.config.max_iterations,
+            project=rec.project,
+            session_number=self.history.last_number() + 1,
+            branch=rec.branch,
+            base=rec.base,
+            workdir=self.workdir,
+            isolated=self.wt is not None,
+            memory=self.memory.load(),
+            recent=self.history.recent(5),
+            user_input=self.pending_input,
+            task=plan.req.prompt,
+            iteration=number,
+            max_iterations=self.config.max_iterations,
         )
-        meta = self.history.create_session(rec.run_id, self.model.model, rec.branch, rec.base,
-                                           prompt_summary=(plan.req.prompt or plan.bot_file.instructions)[:200])
+        meta = self.history.create_session(
+            rec.run_id,
+            self.model.model,
+            rec.branch,
+            rec.base,
+            prompt_summary=(plan.req.prompt or plan.bot_file.instructions)[:200],
+        )
         self.last_meta = meta
         rec.session_ids.append(meta.session_id)
         rec.iterations += 1
@@ -212,18 +239,38 @@ class Runner:
         log = EventLog(self.history.events_path(meta.session_id), self.redactor.redact)
         sink = TeeSink(log, self.view)
         ctx = ToolContext(
-            workdir=self.workdir, session_dir=self.history.session_dir(meta.session_id), env=self.env,
-            memory=self.memory, history=self.history, sandbox=self.sandbox, sink=sink, cancel=self.cancel,
+            workdir=self.workdir,
+            session_dir=self.history.session_dir(meta.session_id),
+            env=self.env,
+            memory=self.memory,
+            history=self.history,
+            sandbox=self.sandbox,
+            sink=sink,
+            cancel=self.cancel,
             default_timeout_secs=self.config.command_timeout_secs,
         )
-        sink.emit(SessionStarted(session_id=meta.session_id, session_number=meta.session_number,
-                                 run_id=rec.run_id, model=self.model.model, branch=rec.branch))
+        sink.emit(
+            SessionStarted(
+                session_id=meta.session_id,
+                session_number=meta.session_number,
+                run_id=rec.run_id,
+                model=self.model.model,
+                branch=rec.branch,
+            )
+        )
         self.conversation.add_user_text(iteration_prompt(state))
         self.pending_input = []
         turn = Turn(
-            model=self.model, system=system, tools=self.tools, conversation=self.conversation, ctx=ctx,
-            limits=TurnLimits(self.config.max_turn_steps, self.config.max_repeats), budget=self.budget,
-            context=self.context, keep_from=len(self.conversation.messages) - 1, take_input=self.inbox.take,
+            model=self.model,
+            system=system,
+            tools=self.tools,
+            conversation=self.conversation,
+            ctx=ctx,
+            limits=TurnLimits(self.config.max_turn_steps, self.config.max_repeats),
+            budget=self.budget,
+            context=self.context,
+            keep_from=len(self.conversation.messages) - 1,
+            take_input=self.inbox.take,
             redact=self.redactor.redact,
         )
         started = time.monotonic()
@@ -249,7 +296,7 @@ class Runner:
             log.close()
 
     def _load_skills(self, repo_root: Path | None) -> list[Any]:
-        """Skills are reloaded every iteration; a skill broken mid-run (maybe by the bot) keeps the last good set."""
+        """Reload skills each iteration; a skill broken mid-run (maybe by the bot) keeps the last good set."""
         try:
             self.skills = load_skills(self.plan.bot.name, repo_root, self.config.shipped_skills)
         except ConfigError as e:
@@ -258,8 +305,9 @@ class Runner:
             self.view.line(f"!! skills not reloaded, keeping the previous set: {e.one_line()}")
         return self.skills
 
-    def _finalize_session(self, meta: SessionMeta, turn: Turn, ctx: ToolContext, status: str, reason: str,
-                          duration: float) -> None:
+    def _finalize_session(
+        self, meta: SessionMeta, turn: Turn, ctx: ToolContext, status: str, reason: str, duration: float
+    ) -> None:
         usage = turn.result.usage
         meta.status, meta.error = status, reason
         meta.duration_secs = round(duration, 3)
@@ -287,4 +335,3 @@ def _current_branch(repo: Any) -> str:
     except OSError:
         return ""
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref:") else ""
-

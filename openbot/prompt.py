@@ -19,7 +19,7 @@ REPO_DOC_CAP = 12_000  # characters per file
 
 ACTIONS_TEXT = """\
 - `review`: your branch is kept for a human to review and merge (the usual choice).
-- `merge`: openbot fast-forwards the base branch to your branch when that is safe (else it is left for review).
+- `merge`: openbot fast-forwards the base branch to your branch when that is safe (else: left for review).
 - `discard`: your branch is deleted; choose it when nothing worth keeping was produced."""
 
 OPERATING = """\
@@ -109,7 +109,9 @@ def iteration_prompt(st: IterationState) -> str:
             "commit your work on this branch. The user's own checkout is not affected."
         )
     elif st.branch:
-        status.append(f"- you are working directly in the user's checkout, on branch `{st.branch}`; be careful.")
+        status.append(
+            f"- you are working directly in the user's checkout, on branch `{st.branch}`; be careful."
+        )
     out = ["# Status", "\n".join(s for s in status if s)]
     out.append("# Memory (saved by you in earlier sessions)")
     out.append("\n".join(f"- {k}: {v}" for k, v in st.memory.items()) or "(empty)")

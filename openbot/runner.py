@@ -1,9 +1,9 @@
 """`openbot run`: plan (validate everything, create nothing), then iterate sessions in a worktree.
 
-    plan_run ──► Runner.execute
-                   ├─ start: sweep dead worktrees, create/reopen the worktree, sandbox policy, run.json
-                   ├─ loop:  iteration → (session dir, events.jsonl, one Turn, metadata) → sleep/inbox
-                   └─ finish (always): WIP-commit + remove worktree, apply the action, final run.json
+plan_run ──► Runner.execute
+               ├─ start: sweep dead worktrees, create/reopen the worktree, sandbox policy, run.json
+               ├─ loop:  iteration → (session dir, events.jsonl, one Turn, metadata) → sleep/inbox
+               └─ finish (always): WIP-commit + remove worktree, apply the action, final run.json
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from openbot.bots import BotRef, find_bot
 from openbot.config import BotConfig, BotFile, resolve
 from openbot.errors import UsageError
-from openbot.models.base import ModelBackend, ModelReply, ModelRequest, is_scripted, load_backend
+from openbot.models.base import ModelBackend, ModelReply, ModelRequest, is_scripted
 from openbot.project import Project, resolve_project
 from openbot.repo import RepoInfo, find_repo
 from openbot.runstate import RunRecord, find_run, new_run_id
@@ -86,7 +86,7 @@ def plan_run(req: RunRequest) -> RunPlan:
     if repo is None and not config.skip_git_check:
         raise UsageError(
             f"not inside a git repository: {req.cwd}",
-            hint="cd into a repository, or pass --skip-git-check to work in this directory without a worktree",
+            hint="cd into a repository, or pass --skip-git-check to work in this directory (no worktree)",
         )
     base_dir = req.cwd if req.model else bot_file.path.parent
     model = _resolve_model(config.model, base_dir)
@@ -97,7 +97,7 @@ def plan_run(req: RunRequest) -> RunPlan:
     elif not os.environ.get("ANTHROPIC_API_KEY"):
         raise UsageError(
             f"ANTHROPIC_API_KEY is not set (needed by model '{model}')",
-            hint="export ANTHROPIC_API_KEY=..., or dry-run with model = \"scripted:<path>\"",
+            hint='export ANTHROPIC_API_KEY=..., or dry-run with model = "scripted:<path>"',
         )
     project = resolve_project(req.cwd, req.project)
     resume = find_run(bot.name, project.slug, req.resume) if req.resume else None
@@ -113,8 +113,13 @@ def _check_sandbox(config: BotConfig, cwd: Path) -> None:
     from openbot.sandbox import policy_for_run
 
     policy_for_run(
-        config.sandbox, worktree=cwd, common_dir=None, worktree_admin_dir=None,
-        tmp_dir=Path(tempfile.gettempdir()), skills_dir=None, network=config.network,
+        config.sandbox,
+        worktree=cwd,
+        common_dir=None,
+        worktree_admin_dir=None,
+        tmp_dir=Path(tempfile.gettempdir()),
+        skills_dir=None,
+        network=config.network,
         fallback=config.sandbox_fallback,
     )
 
@@ -145,12 +150,25 @@ class RunResult:
     def to_json(self) -> dict[str, Any]:
         r = self.record
         return {
-            "run_id": r.run_id, "bot": r.bot, "project": r.project, "branch": r.branch, "base": r.base,
-            "status": r.status, "exit_code": self.exit_code, "iterations": r.iterations,
-            "summary": r.summary, "action": r.action, "action_message": r.action_message,
-            "reason": r.reason, "tokens": r.tokens, "cost_usd": round(r.cost_usd, 6),
-            "command_count": r.command_count, "session_ids": r.session_ids, "wip_commits": r.wip_commits,
-            "budget": self.budget, "resume_command": self.resume_command,
+            "run_id": r.run_id,
+            "bot": r.bot,
+            "project": r.project,
+            "branch": r.branch,
+            "base": r.base,
+            "status": r.status,
+            "exit_code": self.exit_code,
+            "iterations": r.iterations,
+            "summary": r.summary,
+            "action": r.action,
+            "action_message": r.action_message,
+            "reason": r.reason,
+            "tokens": r.tokens,
+            "cost_usd": round(r.cost_usd, 6),
+            "command_count": r.command_count,
+            "session_ids": r.session_ids,
+            "wip_commits": r.wip_commits,
+            "budget": self.budget,
+            "resume_command": self.resume_command,
         }
 
 
@@ -163,15 +181,20 @@ def run(plan: RunPlan, view: Any, inbox: Any, guard: Any, cancel: threading.Even
 def git_identity_env(workdir: Path, bot: str) -> dict[str, str]:
     """Commit identity for the agent when the repository has none configured (common in CI)."""
     try:
-        out = subprocess.run(["git", "config", "--get", "user.name"], cwd=workdir, capture_output=True,
-                             text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "config", "--get", "user.name"], cwd=workdir, capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.TimeoutExpired):
         return {}
     if out.stdout.strip():
         return {}
     name, email = f"openbot ({bot})", "openbot@localhost"
-    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
-            "GIT_COMMITTER_EMAIL": email}
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
 
 
 def new_record(plan: RunPlan) -> RunRecord:
@@ -179,8 +202,13 @@ def new_record(plan: RunPlan) -> RunRecord:
         rec = plan.resume
         rec.status, rec.exit_code, rec.reason, rec.pid = "running", None, "", os.getpid()
         return rec
-    return RunRecord(run_id=new_run_id(), bot=plan.bot.name, project=plan.project.slug, model=plan.model,
-                     use_worktree=plan.use_worktree)
+    return RunRecord(
+        run_id=new_run_id(),
+        bot=plan.bot.name,
+        project=plan.project.slug,
+        model=plan.model,
+        use_worktree=plan.use_worktree,
+    )
 
 
 def make_tmp_dir() -> Path:
@@ -195,4 +223,3 @@ def remove_tmp_dir(path: Path | None) -> None:
 def stop_for_iterations(iteration: int, config: BotConfig) -> None:
     if config.max_iterations and iteration >= config.max_iterations:
         raise LimitReached("max_iterations", f"iteration limit reached ({config.max_iterations})")
-

@@ -1,9 +1,9 @@
 """One agent turn: ask the model, run the tools it asked for, feed the results back — until it stops.
 
-    run_turn ─┬─ before every call: cancelled? step limit? budget? context too big? user input?
-              ├─ model.complete(request, sink)           (text streams to the sink as it arrives)
-              ├─ run each tool_use in order → tool_result blocks (errors become is_error results)
-              └─ stop: no tool calls │ session_complete │ step limit │ stuck (repeats) │ interrupted
+run_turn ─┬─ before every call: cancelled? step limit? budget? context too big? user input?
+          ├─ model.complete(request, sink)           (text streams to the sink as it arrives)
+          ├─ run each tool_use in order → tool_result blocks (errors become is_error results)
+          └─ stop: no tool calls │ session_complete │ step limit │ stuck (repeats) │ interrupted
 """
 
 from __future__ import annotations
@@ -17,7 +17,16 @@ from openbot.budget import Budget
 from openbot.context import ContextKeeper
 from openbot.conversation import Conversation
 from openbot.errors import ModelError
-from openbot.events import Message, Notice, TokenCount, ToolCall, TurnAborted, TurnCompleted, TurnStarted, UserInput
+from openbot.events import (
+    Message,
+    Notice,
+    TokenCount,
+    ToolCall,
+    TurnAborted,
+    TurnCompleted,
+    TurnStarted,
+    UserInput,
+)
 from openbot.models.base import ModelBackend, ModelRequest, Usage
 from openbot.stops import Interrupted
 from openbot.tools.base import Tool, ToolContext
@@ -93,7 +102,9 @@ class Turn:
                 result.texts.append(reply.text)
             if not reply.tool_uses:
                 return self._end(result, "end_turn", reply.stop_reason)
-            self.conversation.append({"role": "user", "content": [self._run_tool(t) for t in reply.tool_uses]})
+            self.conversation.append(
+                {"role": "user", "content": [self._run_tool(t) for t in reply.tool_uses]}
+            )
             if self.ctx.completion is not None:
                 return self._end(result, "session_complete", "session_complete")
             if self.ctx.cancel.is_set():

@@ -22,8 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def setup(home: Path, repo: Path, iterations: int) -> None:
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     (repo / "README.md").write_text("bench\n")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@b"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+    }
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
     subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, check=True, env=env)
     bot = home / "bots" / "bench"
@@ -47,8 +52,16 @@ def fake_history(history: Path, n: int) -> None:
     for i in range(1, n + 1):
         d = history / f"{i:06d}-20260101T000000Z"
         d.mkdir(parents=True)
-        meta = {"session_id": d.name, "session_number": i, "run_id": "old", "started_at": "2026-01-01T00:00:00Z",
-                "status": "completed", "response_summary": f"old session {i}", "tokens": {}, "cost_usd": 0}
+        meta = {
+            "session_id": d.name,
+            "session_number": i,
+            "run_id": "old",
+            "started_at": "2026-01-01T00:00:00Z",
+            "status": "completed",
+            "response_summary": f"old session {i}",
+            "tokens": {},
+            "cost_usd": 0,
+        }
         (d / "metadata.json").write_text(json.dumps(meta))
         (d / "events.jsonl").write_text('{"type":"message","ts":"x","seq":1,"text":"old"}\n')
 
@@ -60,8 +73,14 @@ def per_iteration_ms(past: int, iterations: int) -> float:
         history = project_dir(home, repo) / "history"
         fake_history(history, past)
         env = {**os.environ, "OPENBOT_HOME": str(home)}
-        subprocess.run([sys.executable, "-m", "openbot", "run", "bench"], cwd=repo, env=env, check=False,
-                       stdin=subprocess.DEVNULL, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "openbot", "run", "bench"],
+            cwd=repo,
+            env=env,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+        )
         starts = []
         for d in sorted(history.iterdir())[past:]:
             first = json.loads((d / "events.jsonl").read_text().splitlines()[0])

@@ -1,10 +1,11 @@
 """Time openbot's worktree creation against `git worktree add -b` (and a pure-pygit2 checkout).
 
 Builds a repository of N small files in nested directories (one commit), then runs every variant
-ROUNDS times, interleaved in a rotating order, each into a fresh directory that is removed (and synced)
-after the run, so a slowdown of the disk hits all variants alike; prints median, min and max.
+ROUNDS times, interleaved in a rotating order, each into a fresh directory that is removed after the
+run (or, with --defer-delete, moved aside until the end, since this disk slows down for a while after
+mass deletions), and syncs before each run, so the disk's moods hit all variants alike.
 
-    python scripts/bench_worktree.py [--files 20000] [--rounds 7] [--tmp /tmp]
+    python scripts/bench_worktree.py [--files 20000] [--rounds 7] [--tmp /tmp] [--defer-delete]
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from openbot.repo import find_repo
-from openbot.worktree import create_worktree, remove_worktree
+from openbot.worktree import Worktree, create_worktree, remove_worktree
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -40,23 +40,27 @@ def make_big_repo(root: Path, files: int) -> Path:
     return repo
 
 
-def bench(repo: Path, rounds: int) -> dict[str, list[float]]:
+# A variant makes round i's (timed run, checkout path once it ran, detach from git after deletion).
+Variant = tuple[Callable[[], object], Callable[[], Path], Callable[[], object]]
+
+
+def bench(repo: Path, rounds: int, trash: Path | None) -> dict[str, list[float]]:
+    """Seconds per run of each variant; with `trash`, checkouts are moved there and deleted at the end."""
     info = find_repo(repo)
     assert info is not None
     common = info.common_dir
+    prune = lambda: git(repo, "worktree", "prune")  # noqa: E731
 
-    def git_add(i: int) -> tuple[Callable[[], object], Callable[[], object]]:
+    def git_add(i: int) -> Variant:
         path = common / "bench-git" / f"w{i}"
         path.parent.mkdir(exist_ok=True)
-        run = lambda: git(repo, "worktree", "add", "-q", "-b", f"bench/git{i}", str(path), "HEAD")  # noqa: E731
+        return (
+            lambda: git(repo, "worktree", "add", "-q", "-b", f"bench/git{i}", str(path), "HEAD"),
+            lambda: path,
+            prune,
+        )
 
-        def cleanup() -> None:
-            shutil.rmtree(path)
-            git(repo, "worktree", "prune")
-
-        return run, cleanup
-
-    def pygit2_add(i: int) -> tuple[Callable[[], object], Callable[[], object]]:
+    def pygit2_add(i: int) -> Variant:
         import pygit2
 
         path = common / "bench-pygit2" / f"w{i}"
@@ -67,34 +71,35 @@ def bench(repo: Path, rounds: int) -> dict[str, list[float]]:
             ref = r.branches.local.create(f"bench/pg{i}", r.head.peel(pygit2.Commit))
             r.add_worktree(f"pg{i}", str(path), ref)
 
-        def cleanup() -> None:
-            shutil.rmtree(path)
-            git(repo, "worktree", "prune")
+        return run, lambda: path, prune
 
-        return run, cleanup
-
-    def openbot_add(i: int) -> tuple[Callable[[], object], Callable[[], object]]:
-        made = []
-        return (lambda: made.append(create_worktree(info, "bench", f"r{i}"))), (
-            lambda: remove_worktree(made[0], "openbot: WIP bench")
+    def openbot_add(i: int) -> Variant:
+        made: list[Worktree] = []
+        return (
+            lambda: made.append(create_worktree(info, "bench", f"r{i}")),
+            lambda: made[0].path,
+            lambda: remove_worktree(made[0], "openbot: WIP bench"),  # the directory is gone: prunes only
         )
 
-    variants = {
+    variants: dict[str, Callable[[int], Variant]] = {
         "git worktree add -b": git_add,
         "openbot create_worktree": openbot_add,
         "pygit2 add_worktree": pygit2_add,
     }
-    times: dict[str, list[float]] = {k: [] for k in variants}
+    times: dict[str, list[float]] = {label: [] for label in variants}
     labels = list(variants)
     for i in range(rounds):
         for label in labels[i % 3 :] + labels[: i % 3]:  # rotate, so no variant always goes first
-            make = variants[label]
-            run, cleanup = make(i)
+            run, path, detach = variants[label](i)
+            os.sync()  # start every run with nothing of the previous one left to write back
             t0 = time.perf_counter()
             run()
             times[label].append(time.perf_counter() - t0)
-            cleanup()
-            os.sync()  # flush this round's deletions so they are not billed to the next variant
+            if trash is not None:
+                os.replace(path(), trash / f"{label.split()[0]}-{i}")
+            else:
+                shutil.rmtree(path())
+            detach()
     return times
 
 
@@ -105,13 +110,18 @@ def main() -> None:
     ap.add_argument(
         "--tmp", default="/tmp", help="where to build the repository (/dev/shm takes the disk out)"
     )
+    ap.add_argument(
+        "--defer-delete", action="store_true", help="move checkouts aside, delete them at the end"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="openbot-bench-", dir=args.tmp) as tmp:
         repo = make_big_repo(Path(tmp), args.files)
-        times = bench(repo, args.rounds)
-    print(
-        f"{args.files} files in {args.tmp}, {args.rounds} interleaved rounds, python {sys.version.split()[0]}"
-    )
+        trash = Path(tmp) / "trash" if args.defer_delete else None
+        if trash is not None:
+            trash.mkdir()
+        times = bench(repo, args.rounds, trash)
+    deletes = "deferred to the end" if args.defer_delete else "between runs"
+    print(f"{args.files} files in {args.tmp}, {args.rounds} interleaved rounds, deletes {deletes}")
     print("| variant | median s | min s | max s | runs |\n|---|---|---|---|---|")
     for label, ts in times.items():
         print(f"| {label} | {statistics.median(ts):.2f} | {min(ts):.2f} | {max(ts):.2f} | {len(ts)} |")

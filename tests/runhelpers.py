@@ -27,20 +27,31 @@ def reply(text: str = "", *calls: dict[str, Any]) -> dict[str, Any]:
     return {"text": text, "tool_calls": list(calls)}
 
 
-def make_bot(name: str, responses: list[dict[str, Any]], config: str = "", instructions: str = "Work.") -> Path:
+def make_bot(
+    name: str, responses: list[dict[str, Any]], config: str = "", instructions: str = "Work."
+) -> Path:
     """A bot under OPENBOT_HOME whose model replays `responses` (script next to its config.md)."""
     bot_dir = paths.bot_home(name)
     bot_dir.mkdir(parents=True, exist_ok=True)
     (bot_dir / "script.json").write_text(json.dumps({"responses": responses}))
     extra = config if "sleep_secs" in config else config + "\nsleep_secs = 0"
-    (bot_dir / "config.md").write_text(f'+++\nmodel = "scripted:script.json"\n{extra}\n+++\n\n{instructions}\n')
+    (bot_dir / "config.md").write_text(
+        f'+++\nmodel = "scripted:script.json"\n{extra}\n+++\n\n{instructions}\n'
+    )
     return bot_dir
 
 
-def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "openbot", *args], cwd=cwd, env={**os.environ, **(env or {})},
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        [sys.executable, "-m", "openbot", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
     )
 
 

@@ -17,9 +17,16 @@ from tests.runhelpers import complete, events, make_bot, metadata, reply, run_cl
 
 
 def user_state(repo: Path) -> tuple[str, str, str, str]:
-    return (git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain"),
-            "\n".join(b for b in git(repo, "branch", "--format=%(refname) %(objectname)").splitlines()
-                      if not b.startswith("refs/heads/openbot/")), git(repo, "symbolic-ref", "HEAD"))
+    return (
+        git(repo, "rev-parse", "HEAD"),
+        git(repo, "status", "--porcelain"),
+        "\n".join(
+            b
+            for b in git(repo, "branch", "--format=%(refname) %(objectname)").splitlines()
+            if not b.startswith("refs/heads/openbot/")
+        ),
+        git(repo, "symbolic-ref", "HEAD"),
+    )
 
 
 def bot_branches(repo: Path) -> list[str]:
@@ -29,13 +36,24 @@ def bot_branches(repo: Path) -> list[str]:
 def test_completed_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo: Path) -> None:
     (repo / "scratch.txt").write_text("user's uncommitted work\n")
     before = user_state(repo)
-    make_bot("writer", [
-        reply("Looking around.", shell("ls")),
-        reply("", {"name": "edit", "input": {"command": "create", "path": "hello.txt", "file_text": "hi\n"}}),
-        reply("", shell("git add hello.txt && git commit -qm 'Add hello'")),
-        reply("", {"name": "memory", "input": {"action": "set", "key": "greeting", "value": "hello.txt exists"}}),
-        reply("All done.", complete("Added hello.txt", "review")),
-    ])
+    make_bot(
+        "writer",
+        [
+            reply("Looking around.", shell("ls")),
+            reply(
+                "", {"name": "edit", "input": {"command": "create", "path": "hello.txt", "file_text": "hi\n"}}
+            ),
+            reply("", shell("git add hello.txt && git commit -qm 'Add hello'")),
+            reply(
+                "",
+                {
+                    "name": "memory",
+                    "input": {"action": "set", "key": "greeting", "value": "hello.txt exists"},
+                },
+            ),
+            reply("All done.", complete("Added hello.txt", "review")),
+        ],
+    )
     out = run_cli("run", "writer", "--json", cwd=repo)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
@@ -46,7 +64,8 @@ def test_completed_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo:
     assert branch.startswith("openbot/writer-") and git(repo, "show", f"{branch}:hello.txt") == "hi"
     assert git(repo, "log", "-1", "--format=%s", branch) == "Add hello"
     assert not (Path(git(repo, "rev-parse", "--git-common-dir")) / "openbot-worktrees").exists() or not any(
-        p.is_dir() for p in (repo / ".git/openbot-worktrees").iterdir())
+        p.is_dir() for p in (repo / ".git/openbot-worktrees").iterdir()
+    )
     [session] = sessions("writer")
     meta = metadata(session)
     assert meta["status"] == "completed" and meta["command_count"] == 2
@@ -61,8 +80,11 @@ def test_completed_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo:
 
 
 def test_iteration_limit_exits_3_and_saves_uncommitted_work_as_wip(repo: Path) -> None:
-    make_bot("looper", [reply("", shell("echo draft > draft.txt")), reply("thinking"), reply("still thinking")],
-             config="max_iterations = 2")
+    make_bot(
+        "looper",
+        [reply("", shell("echo draft > draft.txt")), reply("thinking"), reply("still thinking")],
+        config="max_iterations = 2",
+    )
     out = run_cli("run", "looper", "--json", cwd=repo)
     assert out.returncode == 3, out.stderr
     result = json.loads(out.stdout)
@@ -74,14 +96,26 @@ def test_iteration_limit_exits_3_and_saves_uncommitted_work_as_wip(repo: Path) -
 
 
 def test_resume_continues_branch_conversation_and_numbering(repo: Path) -> None:
-    bot_dir = make_bot("resumer", [reply("", shell("echo one > one.txt")), reply("first iteration over")],
-                       config="max_iterations = 1")
+    bot_dir = make_bot(
+        "resumer",
+        [reply("", shell("echo one > one.txt")), reply("first iteration over")],
+        config="max_iterations = 1",
+    )
     first = json.loads(run_cli("run", "resumer", "--json", cwd=repo).stdout)
     assert first["exit_code"] == 3
-    (bot_dir / "script.json").write_text(json.dumps({"responses": [
-        reply("", shell("cat one.txt && echo two > two.txt && git add -A && git commit -qm 'Finish'")),
-        reply("", complete("resumed and finished")),
-    ]}))
+    (bot_dir / "script.json").write_text(
+        json.dumps(
+            {
+                "responses": [
+                    reply(
+                        "",
+                        shell("cat one.txt && echo two > two.txt && git add -A && git commit -qm 'Finish'"),
+                    ),
+                    reply("", complete("resumed and finished")),
+                ]
+            }
+        )
+    )
     out = run_cli("run", "resumer", "--resume", first["run_id"], "--json", cwd=repo)
     assert out.returncode == 0, out.stderr
     second = json.loads(out.stdout)
@@ -103,8 +137,14 @@ def test_anthropic_model_without_key_fails_before_creating_anything(repo: Path) 
     bot_dir = make_bot("claude", [])
     (bot_dir / "config.md").write_text('+++\nmodel = "claude-sonnet-5-5"\n+++\nWork.\n')
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    out = subprocess.run([sys.executable, "-m", "openbot", "run", "claude", "-m", "claude-sonnet-5-5"], cwd=repo,
-                         env=env, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "openbot", "run", "claude", "-m", "claude-sonnet-5-5"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2 and "ANTHROPIC_API_KEY" in out.stderr
     assert bot_branches(repo) == [] and sessions("claude") == []
 
@@ -126,14 +166,21 @@ def test_no_worktree_works_in_the_checkout(repo: Path) -> None:
 
 @pytest.mark.parametrize("action", ["merge", "discard", "review"])
 def test_session_complete_actions(repo: Path, action: str) -> None:
-    make_bot("act", [reply("", shell("echo x > f.txt && git add f.txt && git commit -qm feature")),
-                     reply("", complete("feature", action))])
+    make_bot(
+        "act",
+        [
+            reply("", shell("echo x > f.txt && git add f.txt && git commit -qm feature")),
+            reply("", complete("feature", action)),
+        ],
+    )
     main_before = git(repo, "rev-parse", "main")
     result = json.loads(run_cli("run", "act", "--json", cwd=repo).stdout)
     branch = result["branch"]
     if action == "merge":
         # main is checked out in the user's clean checkout: it is fast-forwarded, files included
-        assert result["action"] == "merge" and git(repo, "rev-parse", "main") == git(repo, "rev-parse", branch)
+        assert result["action"] == "merge" and git(repo, "rev-parse", "main") == git(
+            repo, "rev-parse", branch
+        )
         assert (repo / "f.txt").read_text() == "x\n" and git(repo, "status", "--porcelain") == ""
     elif action == "discard":
         assert result["action"] == "discard" and branch not in bot_branches(repo)
@@ -145,11 +192,24 @@ def test_session_complete_actions(repo: Path, action: str) -> None:
 
 def test_two_bots_in_parallel_on_one_repo(repo: Path) -> None:
     for name in ("alpha", "beta"):
-        make_bot(name, [reply("", shell(f"echo {name} > {name}.txt && git add -A && git commit -qm {name}")),
-                        reply("", complete(name))])
-    procs = [subprocess.Popen([sys.executable, "-m", "openbot", "run", n, "--json"], cwd=repo, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-             for n in ("alpha", "beta")]
+        make_bot(
+            name,
+            [
+                reply("", shell(f"echo {name} > {name}.txt && git add -A && git commit -qm {name}")),
+                reply("", complete(name)),
+            ],
+        )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "openbot", "run", n, "--json"],
+            cwd=repo,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
+        for n in ("alpha", "beta")
+    ]
     results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
     assert [r["exit_code"] for r in results] == [0, 0]
     assert {r["branch"].split("-")[0] for r in results} == {"openbot/alpha", "openbot/beta"}
@@ -166,15 +226,24 @@ def _wait_for(predicate, timeout: float = 30) -> None:  # type: ignore[no-untype
 
 def _started_long_command(bot: str) -> bool:
     found = sessions(bot)
-    return bool(found) and (found[-1] / "events.jsonl").exists() and '"tool_call"' in (
-        found[-1] / "events.jsonl").read_text()
+    return (
+        bool(found)
+        and (found[-1] / "events.jsonl").exists()
+        and '"tool_call"' in (found[-1] / "events.jsonl").read_text()
+    )
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_during_long_command_interrupts_cleanly(repo: Path, sig: signal.Signals, code: int) -> None:
     make_bot("sleeper", [reply("", shell("echo wip > wip.txt; sleep 60")), reply("never")])
-    proc = subprocess.Popen([sys.executable, "-m", "openbot", "run", "sleeper", "--json"], cwd=repo, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openbot", "run", "sleeper", "--json"],
+        cwd=repo,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
     _wait_for(lambda: _started_long_command("sleeper"))
     time.sleep(0.5)
     t0 = time.monotonic()
@@ -191,8 +260,13 @@ def test_signal_during_long_command_interrupts_cleanly(repo: Path, sig: signal.S
 
 def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
     make_bot("victim", [reply("", shell("echo precious > precious.txt; sleep 60"))])
-    proc = subprocess.Popen([sys.executable, "-m", "openbot", "run", "victim"], cwd=repo,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openbot", "run", "victim"],
+        cwd=repo,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
     _wait_for(lambda: _started_long_command("victim"))
     time.sleep(0.5)
     proc.kill()
@@ -218,8 +292,17 @@ def test_subdirectory_and_linked_worktree_resolve_to_the_same_repo(tmp_path: Pat
 
 
 def test_everything_openbot_writes_under_its_home_is_user_only(repo: Path) -> None:
-    make_bot("private", [reply("", shell("seq 1 100000"), {"name": "memory", "input": {
-        "action": "set", "key": "k", "value": "v"}}), reply("", complete())])
+    make_bot(
+        "private",
+        [
+            reply(
+                "",
+                shell("seq 1 100000"),
+                {"name": "memory", "input": {"action": "set", "key": "k", "value": "v"}},
+            ),
+            reply("", complete()),
+        ],
+    )
     assert run_cli("run", "private", cwd=repo).returncode == 0
     home = Path(os.environ["OPENBOT_HOME"])
     written = [p for p in home.rglob("*") if "workspaces" in p.parts]
@@ -232,7 +315,13 @@ def test_everything_openbot_writes_under_its_home_is_user_only(repo: Path) -> No
 def test_headless_run_with_closed_stdin_never_waits(repo: Path) -> None:
     make_bot("headless", [reply("one"), reply("two")], config="max_iterations = 2\nsleep_secs = 0.2")
     # input="" gives the run a stdin pipe that is closed at once (EOF), as under cron
-    proc = subprocess.run([sys.executable, "-m", "openbot", "run", "headless"], cwd=repo, text=True, input="",
-                          capture_output=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "openbot", "run", "headless"],
+        cwd=repo,
+        text=True,
+        input="",
+        capture_output=True,
+        timeout=60,
+    )
     assert proc.returncode == 3, proc.stderr
     assert [metadata(s)["status"] for s in sessions("headless")] == ["completed", "completed"]

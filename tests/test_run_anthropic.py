@@ -24,13 +24,33 @@ def claude_bot(name: str, config: str = "") -> None:
 def test_run_on_the_anthropic_backend_records_usage_and_keeps_the_key_secret(repo: Path) -> None:
     claude_bot("claude")
     script = [
-        reply("Checking the environment.", tool_calls=[{"name": "shell", "input": {"command": "env; echo $ANTHROPIC_API_KEY"}}]),
+        reply(
+            "Checking the environment.",
+            tool_calls=[{"name": "shell", "input": {"command": "env; echo $ANTHROPIC_API_KEY"}}],
+        ),
         error_event("overloaded_error"),  # the stream breaks mid-way: re-sent, the tool runs once
-        reply("", tool_calls=[{"name": "shell", "input": {"command": "echo made > made.txt && git add -A && git commit -qm made"}}]),
-        reply("", tool_calls=[{"name": "session_complete", "input": {"summary": "made a file", "action": "review"}}]),
+        reply(
+            "",
+            tool_calls=[
+                {
+                    "name": "shell",
+                    "input": {"command": "echo made > made.txt && git add -A && git commit -qm made"},
+                }
+            ],
+        ),
+        reply(
+            "",
+            tool_calls=[
+                {"name": "session_complete", "input": {"summary": "made a file", "action": "review"}}
+            ],
+        ),
     ]
     with FakeAnthropic(script) as api:
-        env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url, "GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}
+        env = {
+            "ANTHROPIC_API_KEY": KEY,
+            "ANTHROPIC_BASE_URL": api.base_url,
+            "GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        }
         out = run_cli("run", "claude", "--json", cwd=repo, env=env)
         assert out.returncode == 0, out.stderr
         api.assert_done()
@@ -44,19 +64,32 @@ def test_run_on_the_anthropic_backend_records_usage_and_keeps_the_key_secret(rep
     conversation = next(paths.bot_home("claude").glob("workspaces/*/runs/*/conversation.jsonl")).read_text()
     assert KEY not in conversation
     env_output = next(e for e in events(session) if e["type"] == "command")["output"]
-    assert "ANTHROPIC_API_KEY" not in env_output and "GITHUB_TOKEN" not in env_output and "PATH=" in env_output
+    assert (
+        "ANTHROPIC_API_KEY" not in env_output and "GITHUB_TOKEN" not in env_output and "PATH=" in env_output
+    )
     sent = json.dumps(bodies)
     assert KEY not in sent  # tool results sent back to the model carry no key either
     assert [e["type"] for e in events(session)].count("command") == 2  # the broken stream ran nothing twice
     assert any(e["type"] == "retry" for e in events(session))
     meta = metadata(session)
-    assert sum(meta["tokens"].values()) > 0 and meta["tokens"]["cache_write"] > 0 and meta["cost_usd"] > 0 and result["cost_usd"] == pytest.approx(meta["cost_usd"])
+    assert (
+        sum(meta["tokens"].values()) > 0
+        and meta["tokens"]["cache_write"] > 0
+        and meta["cost_usd"] > 0
+        and result["cost_usd"] == pytest.approx(meta["cost_usd"])
+    )
 
 
 def test_auth_error_fails_the_run_with_exit_1_and_a_key_hint(repo: Path) -> None:
     claude_bot("claude")
     with FakeAnthropic([http_error(401)]) as api:
-        out = run_cli("run", "claude", "--json", cwd=repo, env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url})
+        out = run_cli(
+            "run",
+            "claude",
+            "--json",
+            cwd=repo,
+            env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url},
+        )
     assert out.returncode == 1
     result = json.loads(out.stdout)
     assert result["status"] == "failed" and "ANTHROPIC_API_KEY" in result["reason"]
@@ -66,9 +99,18 @@ def test_auth_error_fails_the_run_with_exit_1_and_a_key_hint(repo: Path) -> None
 def test_cost_budget_stops_the_run_with_exit_3(repo: Path) -> None:
     claude_bot("claude", "max_cost_usd = 0.01")
     usage = {"input_tokens": 5000, "output_tokens": 500}
-    script = [reply("", tool_calls=[{"name": "shell", "input": {"command": f"echo {i}"}}], usage=usage) for i in range(5)]
+    script = [
+        reply("", tool_calls=[{"name": "shell", "input": {"command": f"echo {i}"}}], usage=usage)
+        for i in range(5)
+    ]
     with FakeAnthropic(script) as api:
-        out = run_cli("run", "claude", "--json", cwd=repo, env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url})
+        out = run_cli(
+            "run",
+            "claude",
+            "--json",
+            cwd=repo,
+            env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url},
+        )
         calls = len(api.requests)
     result = json.loads(out.stdout)
     assert out.returncode == 3 and result["status"] == "limit" and "cost limit" in result["reason"]

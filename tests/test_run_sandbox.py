@@ -23,15 +23,22 @@ def test_workspace_write_confines_the_agent_but_lets_it_work(repo: Path, tmp_pat
     home = tmp_path / "home"
     home.mkdir()
     skill = paths.bot_skills_dir("boxed") / "learned.md"
-    make_bot("boxed", [
-        reply("", shell(f"touch {home}/escape", "home"), shell(f"touch {repo}/escape", "checkout"),
-              shell("git branch -f main HEAD~0 && git update-ref refs/heads/main HEAD", "branch"),
-              shell("echo x > work.txt && git add -A && git commit -qm work", "commit"),
-              shell('echo t > "$TMPDIR/t" && echo out > /dev/stdout', "tmp"),
-              shell(f"printf -- '---\\nname: learned\\n---\\nA lesson.\\n' > {skill}", "skill"),
-              shell(f"touch {paths.home()}/escape", "obhome")),
-        reply("", complete("tried everything", "review")),
-    ])
+    make_bot(
+        "boxed",
+        [
+            reply(
+                "",
+                shell(f"touch {home}/escape", "home"),
+                shell(f"touch {repo}/escape", "checkout"),
+                shell("git branch -f main HEAD~0 && git update-ref refs/heads/main HEAD", "branch"),
+                shell("echo x > work.txt && git add -A && git commit -qm work", "commit"),
+                shell('echo t > "$TMPDIR/t" && echo out > /dev/stdout', "tmp"),
+                shell(f"printf -- '---\\nname: learned\\n---\\nA lesson.\\n' > {skill}", "skill"),
+                shell(f"touch {paths.home()}/escape", "obhome"),
+            ),
+            reply("", complete("tried everything", "review")),
+        ],
+    )
     main_before = git(repo, "rev-parse", "main")
     out = run_cli("run", "boxed", "--json", cwd=repo, env={"HOME": str(home)})
     assert out.returncode == 0, out.stderr
@@ -46,10 +53,14 @@ def test_workspace_write_confines_the_agent_but_lets_it_work(repo: Path, tmp_pat
 
 
 def test_read_only_can_read_and_log_but_not_write(repo: Path) -> None:
-    make_bot("reader", [
-        reply("", shell("cat README.md && git log --oneline", "read"), shell("touch new.txt", "write")),
-        reply("", complete("read only", "discard")),
-    ], config='sandbox = "read-only"')
+    make_bot(
+        "reader",
+        [
+            reply("", shell("cat README.md && git log --oneline", "read"), shell("touch new.txt", "write")),
+            reply("", complete("read only", "discard")),
+        ],
+        config='sandbox = "read-only"',
+    )
     out = run_cli("run", "reader", "--json", cwd=repo)
     assert out.returncode == 0, out.stderr
     codes = exit_codes("reader")

@@ -17,17 +17,32 @@ from openbot.tools.registry import default_tools
 from openbot.turn import Turn, TurnLimits
 
 
-def make_turn(tmp_path: Path, responses: list[dict], limits: TurnLimits = TurnLimits(), budget: Budget | None = None,
-              conv_path: Path | None = None) -> tuple[Turn, ScriptedModel, ListSink]:
+def make_turn(
+    tmp_path: Path,
+    responses: list[dict],
+    limits: TurnLimits | None = None,
+    budget: Budget | None = None,
+    conv_path: Path | None = None,
+) -> tuple[Turn, ScriptedModel, ListSink]:
     model = ScriptedModel(responses)
     sink = ListSink()
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    ctx = ToolContext(workdir=work, session_dir=tmp_path / "session", env={"PATH": "/usr/bin:/bin"}, sink=sink)
+    ctx = ToolContext(
+        workdir=work, session_dir=tmp_path / "session", env={"PATH": "/usr/bin:/bin"}, sink=sink
+    )
     conv = Conversation(conv_path)
     conv.add_user_text("Do the task.")
-    turn = Turn(model=model, system="You are a bot.", tools=default_tools(), conversation=conv, ctx=ctx,
-                limits=limits, budget=budget or Budget(), context=ContextKeeper())
+    turn = Turn(
+        model=model,
+        system="You are a bot.",
+        tools=default_tools(),
+        conversation=conv,
+        ctx=ctx,
+        limits=limits or TurnLimits(),
+        budget=budget or Budget(),
+        context=ContextKeeper(),
+    )
     return turn, model, sink
 
 
@@ -36,11 +51,14 @@ def sh(cmd: str) -> dict:
 
 
 def test_multi_step_turn_feeds_tool_results_back(tmp_path: Path) -> None:
-    turn, model, sink = make_turn(tmp_path, [
-        {"text": "step 1", "tool_calls": [sh("echo one")]},
-        {"text": "step 2", "tool_calls": [sh("echo two; exit 3")]},
-        {"text": "finished"},
-    ])
+    turn, model, sink = make_turn(
+        tmp_path,
+        [
+            {"text": "step 1", "tool_calls": [sh("echo one")]},
+            {"text": "step 2", "tool_calls": [sh("echo two; exit 3")]},
+            {"text": "finished"},
+        ],
+    )
     result = turn.run()
     assert result.outcome == "end_turn" and result.steps == 3 and result.last_text == "finished"
     third = model.requests[2].messages
@@ -51,19 +69,25 @@ def test_multi_step_turn_feeds_tool_results_back(tmp_path: Path) -> None:
 
 
 def test_unknown_tool_and_bad_input_are_error_results_not_crashes(tmp_path: Path) -> None:
-    turn, model, _ = make_turn(tmp_path, [
-        {"tool_calls": [{"name": "no_such_tool", "input": {}}, {"name": "shell", "input": {"cmd": "x"}}]},
-        {"text": "ok"},
-    ])
+    turn, model, _ = make_turn(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "no_such_tool", "input": {}}, {"name": "shell", "input": {"cmd": "x"}}]},
+            {"text": "ok"},
+        ],
+    )
     assert turn.run().outcome == "end_turn"
     blocks = model.requests[1].messages[-1]["content"]
     assert [b.get("is_error") for b in blocks] == [True, True]
 
 
 def test_session_complete_ends_the_turn(tmp_path: Path) -> None:
-    turn, _, _ = make_turn(tmp_path, [
-        {"tool_calls": [{"name": "session_complete", "input": {"summary": "s", "action": "review"}}]},
-    ])
+    turn, _, _ = make_turn(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "session_complete", "input": {"summary": "s", "action": "review"}}]},
+        ],
+    )
     assert turn.run().outcome == "session_complete"
     assert turn.ctx.completion == {"summary": "s", "action": "review"}
 
@@ -86,7 +110,9 @@ def test_identical_repeated_calls_end_the_turn_as_stuck(tmp_path: Path) -> None:
 
 def test_budget_is_checked_before_every_call(tmp_path: Path) -> None:
     resp = {"tool_calls": [sh("true")], "usage": {"input": 600, "output": 10}}
-    turn, model, _ = make_turn(tmp_path, [resp, {**resp, "tool_calls": [sh("echo x")]}, resp], budget=Budget(max_tokens=1000))
+    turn, model, _ = make_turn(
+        tmp_path, [resp, {**resp, "tool_calls": [sh("echo x")]}, resp], budget=Budget(max_tokens=1000)
+    )
     with pytest.raises(LimitReached) as e:
         turn.run()
     assert e.value.kind == "max_tokens" and len(model.requests) == 2

@@ -123,6 +123,12 @@ def history(
     as_json: bool = typer.Option(
         False, "--json", help="Print JSON: a list of metadata, or {metadata, events}."
     ),
+    export: str | None = typer.Option(
+        None, "--export", help="Write one session (--session, default the latest) as a page: 'html'."
+    ),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Where --export writes (default: openbot-<bot>-session-<N>.html here)."
+    ),
 ) -> None:
     """List a bot's sessions in this project, newest first, or show one session's commands and messages."""
     # Imported here so `openbot --help` pays only for typer.
@@ -135,6 +141,9 @@ def history(
     proj = resolve_project(cwd, project)
     find_bot(bot, proj.repo.workdir if proj.repo else None)
     store = History(paths.history_dir(bot, proj.slug))
+    if export is not None:
+        _export(store, bot, session, export, output)
+        return
     if session is not None:
         from openbot.events import read_events  # ~10 ms of dataclasses that the list does not need
 
@@ -154,3 +163,20 @@ def history(
         typer.echo(f"no sessions for {bot} in {proj.slug}")
     else:
         _print_list(sessions)
+
+
+def _export(store: Any, bot: str, session: str | None, fmt: str, output: Path | None) -> None:
+    from openbot.errors import NotFoundError, UsageError
+    from openbot.export_html import render_session_dir
+
+    if fmt != "html":
+        raise UsageError(f"--export {fmt!r} is not a format openbot writes", hint="use --export html")
+    if session is None:
+        recent = store.recent(1)
+        if not recent:
+            raise NotFoundError(f"no sessions of {bot} to export", hint="run the bot first")
+        session = recent[0].session_id
+    meta = store.get(session)
+    target = output or Path(f"openbot-{bot}-session-{meta.session_number}.html")
+    target.write_text(render_session_dir(store.session_dir(meta.session_id)), encoding="utf-8")
+    typer.echo(f"wrote {target}")

@@ -20,14 +20,12 @@ def run_command(
     bot: Optional[str] = typer.Argument(None, help="The bot to run."),  # noqa: UP045 (typer needs Optional)
     bot_opt: Optional[str] = typer.Option(None, "--bot", "-b", help="The bot to run (same as the argument)."),  # noqa: UP045
     prompt: str = typer.Option("", "--prompt", "-p", help="The task for this run, added to every iteration."),
-    max_iterations: Optional[int] = typer.Option(
-        None, "--max-iterations", "-n", min=0, help="0 = unlimited."
-    ),  # noqa: UP045
+    max_iterations: int | None = typer.Option(None, "--max-iterations", "-n", min=0, help="0 = unlimited."),  # noqa: UP045
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Claude model, or scripted:<path>."),  # noqa: UP045
-    sleep_secs: Optional[float] = typer.Option(
+    sleep_secs: float | None = typer.Option(
         None, "--sleep-secs", "-s", min=0, help="Pause between iterations."
     ),  # noqa: UP045
-    sandbox: Optional[str] = typer.Option(
+    sandbox: str | None = typer.Option(
         None, "--sandbox", help="workspace-write | read-only | danger-full-access."
     ),  # noqa: UP045
     no_worktree: bool = typer.Option(
@@ -40,16 +38,14 @@ def run_command(
         False, "--skip-git-check", help="Allow running outside a git repository."
     ),
     project: Optional[str] = typer.Option(None, "--project", help="Project slug for memory and history."),  # noqa: UP045
-    resume: Optional[str] = typer.Option(
+    resume: str | None = typer.Option(
         None, "--resume", help="Continue a run by its id (same branch, same conversation)."
     ),  # noqa: UP045
-    max_cost_usd: Optional[float] = typer.Option(
+    max_cost_usd: float | None = typer.Option(
         None, "--max-cost-usd", min=0, help="Stop at this spend (USD)."
     ),  # noqa: UP045
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=0, help="Stop at this many tokens."),  # noqa: UP045
-    max_minutes: Optional[float] = typer.Option(
-        None, "--max-minutes", min=0, help="Stop after this wall time."
-    ),  # noqa: UP045
+    max_minutes: float | None = typer.Option(None, "--max-minutes", min=0, help="Stop after this wall time."),  # noqa: UP045
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout at the end."),
 ) -> None:
     """Run a bot: iterate agent sessions in an isolated worktree until it completes or a limit is hit."""

@@ -1,4 +1,4 @@
-"""The scripted backend: replays a script of model replies, records every request, fails loudly when exhausted.
+"""The scripted backend: replays a script of model replies, records requests, fails loudly when exhausted.
 
 Part of the product: tests, the offline demo, and dry runs of a bot config in CI use it (`model =
 "scripted:<path>"`). Script format (JSON):
@@ -39,8 +39,12 @@ def _to_blocks(resp: dict[str, Any], index: int) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": resp["text"]})
     for n, call in enumerate(resp.get("tool_calls", [])):
         blocks.append(
-            {"type": "tool_use", "id": call.get("id", f"toolu_s{index:04d}_{n}"), "name": call["name"],
-             "input": call.get("input", {})}
+            {
+                "type": "tool_use",
+                "id": call.get("id", f"toolu_s{index:04d}_{n}"),
+                "name": call["name"],
+                "input": call.get("input", {}),
+            }
         )
     return blocks
 
@@ -58,12 +62,16 @@ class ScriptedModel:
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError as e:
-            raise ConfigError(f"scripted model: no script file at {p}", hint="check the path after 'scripted:'") from e
+            raise ConfigError(
+                f"scripted model: no script file at {p}", hint="check the path after 'scripted:'"
+            ) from e
         except ValueError as e:
             raise ConfigError(f"{p}: the script is not valid JSON: {e}", hint="fix the JSON syntax") from e
         responses = data.get("responses") if isinstance(data, dict) else None
         if not isinstance(responses, list) or not all(isinstance(r, dict) for r in responses):
-            raise ConfigError(f"{p}: a script needs a 'responses' list of objects", hint="see docs/SCRIPTED.md")
+            raise ConfigError(
+                f"{p}: a script needs a 'responses' list of objects", hint="see docs/SCRIPTED.md"
+            )
         for i, r in enumerate(responses):
             for call in r.get("tool_calls", []):
                 if not isinstance(call, dict) or "name" not in call:
@@ -84,8 +92,12 @@ class ScriptedModel:
             )
         # Keep a snapshot: the caller goes on mutating its message list.
         self.requests.append(
-            ModelRequest(request.system, list(request.tools), json.loads(json.dumps(request.messages)),
-                         request.max_tokens)
+            ModelRequest(
+                request.system,
+                list(request.tools),
+                json.loads(json.dumps(request.messages)),
+                request.max_tokens,
+            )
         )
         resp = self.responses[index]
         blocks = _to_blocks(resp, index)
@@ -99,5 +111,7 @@ class ScriptedModel:
             cache_read_tokens=int(u.get("cache_read", 0)),
             cache_write_tokens=int(u.get("cache_write", 0)),
         )
-        stop = resp.get("stop_reason") or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
+        stop = resp.get("stop_reason") or (
+            "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+        )
         return ModelReply(content=blocks, stop_reason=stop, usage=usage, model=self.model)
