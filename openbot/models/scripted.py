@@ -55,6 +55,8 @@ class ScriptedModel:
     model: str = "scripted"
     source: str = "<script>"
     requests: list[ModelRequest] = field(default_factory=list)
+    keep_requests: bool = True  # snapshots for tests; a long CLI dry run keeps only the count (flat memory)
+    calls: int = 0
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:
@@ -76,29 +78,30 @@ class ScriptedModel:
             for call in r.get("tool_calls", []):
                 if not isinstance(call, dict) or "name" not in call:
                     raise ConfigError(f"{p}: responses[{i}].tool_calls needs objects with a 'name'")
-        return cls(responses=responses, model=f"scripted:{p}", source=str(p))
+        return cls(responses=responses, model=f"scripted:{p}", source=str(p), keep_requests=False)
 
     @property
     def remaining(self) -> int:
-        return len(self.responses) - len(self.requests)
+        return len(self.responses) - self.calls
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
-        index = len(self.requests)
+        index = self.calls
         if index >= len(self.responses):
             raise ModelError(
                 f"scripted model {self.source}: called {index + 1} times but the script has only "
                 f"{len(self.responses)} responses",
                 hint="add responses to the script or lower max_iterations",
             )
-        # Keep a snapshot: the caller goes on mutating its message list.
-        self.requests.append(
-            ModelRequest(
-                request.system,
-                list(request.tools),
-                json.loads(json.dumps(request.messages)),
-                request.max_tokens,
+        self.calls += 1
+        if self.keep_requests:  # a snapshot: the caller goes on mutating its message list
+            self.requests.append(
+                ModelRequest(
+                    request.system,
+                    list(request.tools),
+                    json.loads(json.dumps(request.messages)),
+                    request.max_tokens,
+                )
             )
-        )
         resp = self.responses[index]
         blocks = _to_blocks(resp, index)
         for b in blocks:

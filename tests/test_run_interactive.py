@@ -1,0 +1,51 @@
+"""An interactive run (stdin is a terminal): typed lines reach the agent mid-turn and wake the sleep."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.runhelpers import complete, events, make_bot, metadata, reply, sessions, shell
+
+
+def _wait_for(predicate, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+def test_typed_lines_reach_the_agent_and_wake_the_sleep(repo: Path) -> None:
+    make_bot("chat", [reply("", shell("sleep 2")), reply("first iteration done"), reply("", complete("ok"))],
+             config="sleep_secs = 60\nmax_iterations = 3")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "openbot", "run", "chat", "--json"], cwd=repo, stdin=slave,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    try:
+        _wait_for(lambda: bool(sessions("chat")) and '"tool_call"' in (sessions("chat")[0] / "events.jsonl").read_text())
+        os.write(master, b"mid-turn note\n")
+        _wait_for(lambda: metadata(sessions("chat")[0])["status"] == "completed")
+        started_sleep = time.monotonic()
+        os.write(master, b"wake up and finish\n")
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    assert time.monotonic() - started_sleep < 20  # the 60 s sleep was cut short by the typed line
+    first, second = sessions("chat")
+    assert [e["text"] for e in events(first) if e["type"] == "user_input"] == ["mid-turn note"]
+    convo = next(Path(os.environ["OPENBOT_HOME"]).glob("bots/chat/workspaces/*/runs/*/conversation.jsonl"))
+    text = convo.read_text()
+    assert "typed while you work]\\nmid-turn note" in text
+    assert "# Input from the user\\nwake up and finish" in text
+    assert json.loads(stdout)["iterations"] == 2
