@@ -122,15 +122,24 @@ class History:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._listing: tuple[tuple[int, int], list[tuple[int, str]]] | None = None
 
     def _names(self) -> list[tuple[int, str]]:
-        """(number, session_id) of every session directory, oldest first; names only, no file is read."""
+        """(number, session_id) of every session directory, oldest first; names only, no file is read.
+
+        The listing is reused while the directory's mtime and link count are unchanged (adding, removing or
+        renaming a session changes them), so a long run does not re-sort thousands of names each iteration."""
         try:
-            names = os.listdir(self.root)
+            st = os.stat(self.root)
         except FileNotFoundError:
             return []
-        found = [(n, name) for name in names if (n := _number(name)) is not None]
-        return sorted(found)
+        stamp = (st.st_mtime_ns, st.st_nlink)
+        if self._listing is not None and self._listing[0] == stamp:
+            return self._listing[1]
+        names = os.listdir(self.root)
+        found = sorted((n, name) for name in names if (n := _number(name)) is not None)
+        self._listing = (stamp, found)
+        return found
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -147,10 +156,13 @@ class History:
     ) -> SessionMeta:
         """Number a new session (max existing + 1; the lock keeps parallel runs apart) and record it."""
         with self._locked():
-            number = self.last_number() + 1
+            names = self._names()
+            number = (names[-1][0] if names else 0) + 1
             now = datetime.now(UTC)
             session_id = f"{number:06d}-{now.strftime(_ID_TIME)}"
             self.session_dir(session_id).mkdir(mode=0o700)
+            st = os.stat(self.root)  # our own mkdir changed the stamp: keep the cached listing current
+            self._listing = ((st.st_mtime_ns, st.st_nlink), [*names, (number, session_id)])
             meta = SessionMeta(
                 session_id=session_id,
                 session_number=number,

@@ -211,26 +211,27 @@ class Runner:
         repo_root = self.workdir if plan.repo is not None else None
         skills = self._load_skills(repo_root)
         system = system_prompt(PromptParts(plan.bot_file.instructions, skills, self.workdir, self.skills_dir))
-        state = IterationState(
-            project=rec.project,
-            session_number=self.history.last_number() + 1,
-            branch=rec.branch,
-            base=rec.base,
-            workdir=self.workdir,
-            isolated=self.wt is not None,
-            memory=self.memory.load(),
-            recent=self.history.recent(5),
-            user_input=self.pending_input,
-            task=plan.req.prompt,
-            iteration=number,
-            max_iterations=self.config.max_iterations,
-        )
+        memory = self.memory.load()
         meta = self.history.create_session(
             rec.run_id,
             self.model.model,
             rec.branch,
             rec.base,
             prompt_summary=(plan.req.prompt or plan.bot_file.instructions)[:200],
+        )
+        state = IterationState(
+            project=rec.project,
+            session_number=meta.session_number,
+            branch=rec.branch,
+            base=rec.base,
+            workdir=self.workdir,
+            isolated=self.wt is not None,
+            memory=memory,
+            recent=[m for m in self.history.recent(6) if m.session_id != meta.session_id][:5],
+            user_input=self.pending_input,
+            task=plan.req.prompt,
+            iteration=number,
+            max_iterations=self.config.max_iterations,
         )
         self.last_meta = meta
         rec.session_ids.append(meta.session_id)

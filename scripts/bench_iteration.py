@@ -82,7 +82,7 @@ def per_iteration_ms(past: int, iterations: int) -> float:
             capture_output=True,
         )
         starts = []
-        for d in sorted(history.iterdir())[past:]:
+        for d in sorted(p for p in history.iterdir() if p.is_dir())[past:]:
             first = json.loads((d / "events.jsonl").read_text().splitlines()[0])
             starts.append(datetime.fromisoformat(first["ts"].replace("Z", "+00:00")))
         deltas = [(b - a).total_seconds() * 1000 for a, b in zip(starts, starts[1:], strict=False)]
