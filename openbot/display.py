@@ -30,6 +30,7 @@ class LiveView:
         self._mid_text = False
         self.tokens = 0
         self.cost = 0.0
+        self.budget: dict[str, object] | None = None
 
     def line(self, text: str) -> None:
         if self._mid_text:
@@ -37,6 +38,13 @@ class LiveView:
             self._mid_text = False
         self.out.write(self.redact(text) + "\n")
         self.out.flush()
+
+    def _spent(self) -> str:
+        """Tokens and cost so far, with the run's limits when it has them (set by the runner)."""
+        b = self.budget or {}
+        tokens = f"{self.tokens:,}" + (f" of {b['max_tokens']:,}" if b.get("max_tokens") else "") + " tokens"
+        cost = f"${self.cost:.4f}" + (f" of ${b['max_cost_usd']:.2f}" if b.get("max_cost_usd") else "")
+        return f"{tokens} · {cost} so far"
 
     def emit(self, event: ev.Event) -> None:
         match event:
@@ -67,9 +75,9 @@ class LiveView:
                 self.tokens += i + o + r + w
                 self.cost += c
             case ev.TurnCompleted(steps=s):
-                self.line(f"  turn ended · {s} steps · {self.tokens:,} tokens · ${self.cost:.4f} so far")
+                self.line(f"  turn ended · {s} steps · {self._spent()}")
             case ev.TurnAborted(reason=why, detail=d):
-                self.line(f"  turn ended ({why}: {d}) · {self.tokens:,} tokens · ${self.cost:.4f} so far")
+                self.line(f"  turn ended ({why}: {d}) · {self._spent()}")
             case ev.Retry(attempt=a, cause=c, wait_secs=w):
                 self.line(f"  ! model call failed ({c}); retry {a} in {w:.1f}s")
             case ev.UserInput(text=t):

@@ -13,7 +13,7 @@ from openbot.budget import Budget
 from openbot.context import ContextKeeper
 from openbot.conversation import Conversation
 from openbot.errors import ConfigError, OpenbotError
-from openbot.events import Error, EventLog, SessionEnded, SessionStarted, TeeSink
+from openbot.events import Error, EventLog, Notice, SessionEnded, SessionStarted, TeeSink
 from openbot.history import History, SessionMeta
 from openbot.memory import MemoryStore
 from openbot.models.base import load_backend
@@ -135,6 +135,8 @@ class Runner:
         )
         if self.sandbox.unconfined_warning:
             self.view.line(f"!! WARNING: {self.sandbox.unconfined_warning}")
+        if hasattr(self.view, "budget"):
+            self.view.budget = self.budget.status()
         from openbot.envpolicy import child_env
 
         self.env = {
@@ -259,6 +261,8 @@ class Runner:
                 branch=rec.branch,
             )
         )
+        if self.sandbox.unconfined_warning:
+            sink.emit(Notice(kind="sandbox_unconfined", message=self.sandbox.unconfined_warning))
         self.conversation.add_user_text(iteration_prompt(state))
         self.pending_input = []
         turn = Turn(
@@ -319,6 +323,11 @@ class Runner:
         meta.response_summary = self.redactor.redact(summary.strip())[:500]
         meta.action = ctx.completion["action"] if ctx.completion else ""
         meta.extra["budget"] = self.budget.status()
+        meta.extra["sandbox"] = {
+            "requested": self.config.sandbox,
+            "enforced": self.sandbox.mode,
+            "warning": self.sandbox.unconfined_warning,
+        }
         self.history.save(meta)
         rec = self.record
         rec.summary = meta.response_summary or rec.summary

@@ -25,14 +25,23 @@ CMD = (
 
 
 def script(calls: int) -> dict:
-    responses = [{"tool_calls": [{"name": "shell", "input": {"command": CMD.format(n=n)}}]} for n in range(calls)]
-    responses.append({"tool_calls": [{"name": "session_complete", "input": {"summary": "done", "action": "review"}}]})
+    responses = [
+        {"tool_calls": [{"name": "shell", "input": {"command": CMD.format(n=n)}}]} for n in range(calls)
+    ]
+    responses.append(
+        {"tool_calls": [{"name": "session_complete", "input": {"summary": "done", "action": "review"}}]}
+    )
     return {"responses": responses}
 
 
 def git(repo: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@b"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+    }
     subprocess.run(["git", *args], cwd=repo, check=True, env=env, capture_output=True)
 
 
@@ -50,9 +59,14 @@ def peak_rss_mb(calls: int) -> float:
         (bot / "config.md").write_text(
             '+++\nmodel = "scripted:script.json"\nmax_turn_steps = 1000\nmax_repeats = 1000\n+++\nBench.\n'
         )
-        proc = subprocess.Popen([sys.executable, "-m", "openbot", "run", "long"], cwd=repo,
-                                env={**os.environ, "OPENBOT_HOME": str(home)}, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "openbot", "run", "long"],
+            cwd=repo,
+            env={**os.environ, "OPENBOT_HOME": str(home)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0, "the run failed"
         return usage.ru_maxrss / 1024  # KiB on Linux
@@ -74,8 +88,16 @@ def tokens_sent(calls: int, window: int) -> tuple[int, int]:
         conv = Conversation()
         conv.add_user_text("Bench.")
         ctx = ToolContext(workdir=work, session_dir=Path(tmp) / "s", env={"PATH": os.environ["PATH"]})
-        turn = Turn(model=model, system="You are a bot.", tools=default_tools(), conversation=conv, ctx=ctx,
-                    limits=TurnLimits(1000, 1000), budget=Budget(), context=ContextKeeper(window=window))
+        turn = Turn(
+            model=model,
+            system="You are a bot.",
+            tools=default_tools(),
+            conversation=conv,
+            ctx=ctx,
+            limits=TurnLimits(1000, 1000),
+            budget=Budget(),
+            context=ContextKeeper(window=window),
+        )
         turn.run()
         sizes = [(len(r.system) + len(json.dumps(r.messages))) // 4 for r in model.requests]
         return sum(sizes), max(sizes)
@@ -92,8 +114,10 @@ def main() -> None:
     print("|---|---:|---:|")
     print(f"| with compaction (window 200k) | {with_total:,} | {with_max:,} |")
     print(f"| without compaction | {without_total:,} | {without_max:,} |")
-    print(f"\ncompaction sends {with_total / without_total:.2f}x the tokens; without it the largest request "
-          f"is {without_max / 200_000:.1f}x the window (a context-length error on a real model)")
+    print(
+        f"\ncompaction sends {with_total / without_total:.2f}x the tokens; without it the largest request "
+        f"is {without_max / 200_000:.1f}x the window (a context-length error on a real model)"
+    )
 
 
 if __name__ == "__main__":

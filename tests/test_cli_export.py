@@ -8,7 +8,9 @@ from tests.runhelpers import complete, make_bot, reply, run_cli, shell
 
 
 def test_export_html_of_the_latest_session(repo: Path, tmp_path: Path) -> None:
-    make_bot("exp", [reply("Listing <files>.", shell("echo '<script>x</script>'")), reply("", complete("ok"))])
+    make_bot(
+        "exp", [reply("Listing <files>.", shell("echo '<script>x</script>'")), reply("", complete("ok"))]
+    )
     assert run_cli("run", "exp", cwd=repo).returncode == 0
     target = tmp_path / "page.html"
     out = run_cli("history", "exp", "--export", "html", "-o", str(target), cwd=repo)

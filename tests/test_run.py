@@ -325,3 +325,12 @@ def test_headless_run_with_closed_stdin_never_waits(repo: Path) -> None:
     )
     assert proc.returncode == 3, proc.stderr
     assert [metadata(s)["status"] for s in sessions("headless")] == ["completed", "completed"]
+
+
+def test_wall_time_budget_stops_the_run_with_exit_3(repo: Path) -> None:
+    make_bot("slow", [reply("", shell("sleep 1")), reply("", shell("true")), reply("", complete())])
+    out = run_cli("run", "slow", "--max-minutes", "0.01", "--json", cwd=repo)
+    assert out.returncode == 3, out.stderr
+    result = json.loads(out.stdout)
+    assert "time limit reached" in result["reason"] and result["budget"]["max_minutes"] == 0.01
+    assert metadata(sessions("slow")[0])["status"] == "limit"

@@ -23,14 +23,27 @@ def _wait_for(predicate, timeout: float = 30) -> None:  # type: ignore[no-untype
 
 
 def test_typed_lines_reach_the_agent_and_wake_the_sleep(repo: Path) -> None:
-    make_bot("chat", [reply("", shell("sleep 2")), reply("first iteration done"), reply("", complete("ok"))],
-             config="sleep_secs = 60\nmax_iterations = 3")
+    make_bot(
+        "chat",
+        [reply("", shell("sleep 2")), reply("first iteration done"), reply("", complete("ok"))],
+        config="sleep_secs = 60\nmax_iterations = 3",
+    )
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "openbot", "run", "chat", "--json"], cwd=repo, stdin=slave,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openbot", "run", "chat", "--json"],
+        cwd=repo,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     os.close(slave)
     try:
-        _wait_for(lambda: bool(sessions("chat")) and '"tool_call"' in (sessions("chat")[0] / "events.jsonl").read_text())
+        _wait_for(
+            lambda: (
+                bool(sessions("chat")) and '"tool_call"' in (sessions("chat")[0] / "events.jsonl").read_text()
+            )
+        )
         os.write(master, b"mid-turn note\n")
         _wait_for(lambda: metadata(sessions("chat")[0])["status"] == "completed")
         started_sleep = time.monotonic()

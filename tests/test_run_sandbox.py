@@ -84,3 +84,26 @@ def test_network_is_off_unless_configured(repo: Path) -> None:
     assert run_cli("run", "online", cwd=repo).returncode == 0
     assert exit_codes("offline")["tcp"] != 0 and exit_codes("online")["tcp"] == 0
     server.close()
+
+
+@pytest.mark.parametrize("fallback", ["error", "warn"])
+def test_a_kernel_without_landlock_is_refused_or_loudly_unconfined(repo: Path, fallback: str) -> None:
+    from tests.runhelpers import metadata
+
+    make_bot(
+        "nolock",
+        [reply("", shell("touch outside-the-box")), reply("", complete())],
+        config=f'sandbox_fallback = "{fallback}"',
+    )
+    out = run_cli("run", "nolock", "--json", cwd=repo, env={"OPENBOT_SANDBOX_FORCE_UNAVAILABLE": "1"})
+    if fallback == "error":
+        assert out.returncode == 2 and "danger-full-access" in out.stderr and "sandbox_fallback" in out.stderr
+        assert sessions("nolock") == [] and "openbot/" not in git(repo, "branch")  # nothing was created
+    else:
+        assert out.returncode == 0, out.stderr
+        assert "WARNING" in out.stderr
+        meta = metadata(sessions("nolock")[0])
+        assert meta["sandbox"]["enforced"] == "danger-full-access" and meta["sandbox"]["warning"]
+        assert any(
+            e["type"] == "notice" and e["kind"] == "sandbox_unconfined" for e in events(sessions("nolock")[0])
+        )
