@@ -148,7 +148,10 @@ def test_context_compaction_keeps_requests_small(tmp_path: Path) -> None:
 
 def test_200_tool_calls_with_20kb_outputs_stay_inside_the_window(tmp_path: Path) -> None:
     # 20 kB of distinct lines per call: ~1 MB of tool output in all, far more than the default window holds
-    cmd = 'for i in $(seq 190); do echo "line $i of call {n}: lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor"; done'
+    cmd = (
+        'for i in $(seq 190); do echo "line $i of call {n}: lorem ipsum dolor sit amet consectetur '
+        'adipiscing elit sed do eiusmod tempor"; done'
+    )
     responses = [{"tool_calls": [sh(cmd.format(n=n))]} for n in range(200)] + [{"text": "done"}]
     turn, model, sink = make_turn(tmp_path, responses, TurnLimits(max_steps=300, max_repeats=300))
     assert turn.run().outcome == "end_turn"
