@@ -1,4 +1,4 @@
-"""Git operations on a bot's worktree branch: the WIP commit, and what happens to the branch afterwards.
+"""Git operations on a bot's worktree: carrying changes in, the WIP commit, and the branch's fate.
 
 `commit_wip` snapshots a worktree with pygit2 (so no user hook runs). `apply_action` carries out the
 bot's `review` / `merge` / `discard` choice after the worktree is gone, and never touches a checkout
@@ -8,6 +8,7 @@ that has changes of its own: a merge is a fast-forward or nothing.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,3 +203,18 @@ def _checkout_exists(admin_dir: Path) -> bool:
         return Path((admin_dir / "gitdir").read_text(encoding="utf-8").strip()).exists()
     except OSError:
         return False
+
+
+def carry_changes(user: Any, workdir: Path, target: Path) -> None:
+    """Copy the user's uncommitted state (edits, deletions, untracked non-ignored files) into `target`."""
+    for rel in user.status(untracked_files="all", ignored=False):
+        src, dst = workdir / rel, target / rel
+        if src.is_symlink() or src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if dst.is_dir() and not dst.is_symlink():
+                shutil.rmtree(dst)
+            elif dst.is_symlink() or dst.exists():
+                dst.unlink()
+            shutil.copy2(src, dst, follow_symlinks=False)
+        elif not src.exists():
+            dst.unlink(missing_ok=True)  # deleted in the user's checkout

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from openbot.errors import GitError, UsageError
-from openbot.gitops import ActionOutcome, apply_action, checkouts_of, commit_wip, run_git
+from openbot.gitops import ActionOutcome, apply_action, carry_changes, checkouts_of, commit_wip, run_git
 from openbot.repo import RepoInfo
 
 __all__ = [
@@ -88,7 +88,13 @@ def create_worktree(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool
         _add_checkout(repo, wt, ["-b", wt.branch, str(wt.path), base_commit], new_branch=True)
         _write_owner(wt, run_id, bot)
     if with_changes:
-        _carry_changes(user, repo.workdir, wt.path)
+        try:
+            carry_changes(user, repo.workdir, wt.path)
+        except OSError as e:
+            with _creation_lock(repo.common_dir) as root:
+                _rmtree(_detach(wt, root))
+            run_git(repo.workdir, "branch", "-D", wt.branch, check=False)
+            raise GitError(f"could not copy your uncommitted changes into the worktree: {e}") from e
     return wt
 
 
@@ -249,6 +255,9 @@ def _rmtree(path: Path | None) -> None:
 
     if path is None or not (path.exists() or path.is_symlink()):
         return
+    if path.is_symlink():
+        path.unlink()
+        return
     try:
         shutil.rmtree(path)
     except OSError:
@@ -326,18 +335,3 @@ def _alive(owner: dict[str, Any]) -> bool:
         return False  # killed and not yet reaped
     recorded = owner.get("pid_start")
     return recorded is None or int(fields[19]) == recorded
-
-
-def _carry_changes(user: Any, workdir: Path, target: Path) -> None:
-    """Copy the user's uncommitted state (edits, deletions, untracked non-ignored files) into `target`."""
-    for rel in user.status(untracked_files="all", ignored=False):
-        src, dst = workdir / rel, target / rel
-        if src.is_symlink() or src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if dst.is_dir() and not dst.is_symlink():
-                shutil.rmtree(dst)
-            elif dst.is_symlink() or dst.exists():
-                dst.unlink()
-            shutil.copy2(src, dst, follow_symlinks=False)
-        elif not src.exists():
-            dst.unlink(missing_ok=True)  # deleted in the user's checkout

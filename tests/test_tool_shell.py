@@ -7,6 +7,7 @@ import re
 import threading
 import time
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -148,7 +149,11 @@ def test_environment_has_no_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 class PrefixSandbox:
     """A stand-in SandboxPolicy: runs the command through `env`, which proves wrap() and env() are used."""
 
-    def wrap(self, argv: list[str]) -> list[str]:
+    def __init__(self) -> None:
+        self.also_writable: list[Path] = []
+
+    def wrap(self, argv: list[str], *, also_writable: Sequence[Path] = ()) -> list[str]:
+        self.also_writable = list(also_writable)
         return ["env", "WRAPPED=yes", *argv]
 
     def env(self) -> dict[str, str]:
@@ -156,9 +161,13 @@ class PrefixSandbox:
 
 
 def test_sandbox_wraps_the_command_and_adds_its_env(ctx: ToolContext) -> None:
-    ctx.sandbox = PrefixSandbox()  # type: ignore[assignment]
+    sandbox = PrefixSandbox()
+    ctx.sandbox = sandbox  # type: ignore[assignment]
     out = shell(ctx, 'echo "$WRAPPED $TMPDIR"')
     assert out.content == "exit code: 0\nyes /tmp/sandbox-tmp\n"
+    # the command's stdout file may be reopened by path (`> /dev/stdout`), so the sandbox must allow it
+    [log] = sandbox.also_writable
+    assert log.parent == ctx.session_dir / "outputs"
 
 
 def test_bad_input_and_unstartable_commands_are_error_results(ctx: ToolContext) -> None:
