@@ -72,18 +72,27 @@ def test_network_is_off_unless_configured(repo: Path) -> None:
     import socket
     import threading
 
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    port = server.getsockname()[1]
-    threading.Thread(target=lambda: [server.accept() for _ in range(2)], daemon=True).start()
-    probe = f"exec 3<>/dev/tcp/127.0.0.1/{port}"
-    make_bot("offline", [reply("", shell(probe, "tcp")), reply("", complete())])
-    make_bot("online", [reply("", shell(probe, "tcp")), reply("", complete())], config="network = true")
-    assert run_cli("run", "offline", cwd=repo).returncode == 0
-    assert run_cli("run", "online", cwd=repo).returncode == 0
+    accepted: list[int] = []
+
+    def serve_one() -> None:
+        conn, _ = server.accept()
+        conn.close()
+        accepted.append(1)
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        acceptor = threading.Thread(target=serve_one, daemon=True)
+        acceptor.start()
+        probe = f"exec 3<>/dev/tcp/127.0.0.1/{port}"
+        make_bot("offline", [reply("", shell(probe, "tcp")), reply("", complete())])
+        make_bot("online", [reply("", shell(probe, "tcp")), reply("", complete())], config="network = true")
+        assert run_cli("run", "offline", cwd=repo).returncode == 0
+        assert run_cli("run", "online", cwd=repo).returncode == 0
+        acceptor.join(timeout=10)
     assert exit_codes("offline")["tcp"] != 0 and exit_codes("online")["tcp"] == 0
-    server.close()
+    assert accepted == [1]  # exactly one connection arrived: the one network = true allowed
 
 
 @pytest.mark.parametrize("fallback", ["error", "warn"])
