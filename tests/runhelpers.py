@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +67,13 @@ def metadata(session_dir: Path) -> dict[str, Any]:
 
 def events(session_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (session_dir / "events.jsonl").read_text().splitlines()]
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 30) -> None:
+    """Poll until `predicate()` holds; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")

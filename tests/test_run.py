@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git, make_repo
-from tests.runhelpers import complete, events, make_bot, metadata, reply, run_cli, sessions, shell
+from tests.runhelpers import complete, events, make_bot, metadata, reply, run_cli, sessions, shell, wait_for
 
 
 def user_state(repo: Path) -> tuple[str, str, str, str]:
@@ -215,15 +215,6 @@ def test_two_bots_in_parallel_on_one_repo(repo: Path) -> None:
     assert {r["branch"].split("-")[0] for r in results} == {"openbot/alpha", "openbot/beta"}
 
 
-def _wait_for(predicate, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
-
-
 def _started_long_command(bot: str) -> bool:
     found = sessions(bot)
     return (
@@ -244,7 +235,7 @@ def test_signal_during_long_command_interrupts_cleanly(repo: Path, sig: signal.S
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
     )
-    _wait_for(lambda: _started_long_command("sleeper"))
+    wait_for(lambda: _started_long_command("sleeper"))
     time.sleep(0.5)
     t0 = time.monotonic()
     proc.send_signal(sig)
@@ -267,7 +258,7 @@ def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
     )
-    _wait_for(lambda: _started_long_command("victim"))
+    wait_for(lambda: _started_long_command("victim"))
     time.sleep(0.5)
     proc.kill()
     proc.wait()

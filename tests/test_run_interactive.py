@@ -10,16 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.runhelpers import complete, events, make_bot, metadata, reply, sessions, shell
-
-
-def _wait_for(predicate, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
+from tests.runhelpers import complete, events, make_bot, metadata, reply, sessions, shell, wait_for
 
 
 def test_typed_lines_reach_the_agent_and_wake_the_sleep(repo: Path) -> None:
@@ -39,13 +30,13 @@ def test_typed_lines_reach_the_agent_and_wake_the_sleep(repo: Path) -> None:
     )
     os.close(slave)
     try:
-        _wait_for(
+        wait_for(
             lambda: (
                 bool(sessions("chat")) and '"tool_call"' in (sessions("chat")[0] / "events.jsonl").read_text()
             )
         )
         os.write(master, b"mid-turn note\n")
-        _wait_for(lambda: metadata(sessions("chat")[0])["status"] == "completed")
+        wait_for(lambda: metadata(sessions("chat")[0])["status"] == "completed")
         started_sleep = time.monotonic()
         os.write(master, b"wake up and finish\n")
         stdout, stderr = proc.communicate(timeout=30)
