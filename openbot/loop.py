@@ -25,10 +25,7 @@ from openbot.runner import (
     GuardedModel,
     RunPlan,
     RunResult,
-    git_identity_env,
-    make_tmp_dir,
     new_record,
-    remove_tmp_dir,
     stop_for_iterations,
 )
 from openbot.skills import load_skills
@@ -36,6 +33,7 @@ from openbot.stops import Interrupted, Stop
 from openbot.tools.base import ToolContext
 from openbot.tools.registry import default_tools
 from openbot.turn import Turn, TurnLimits
+from openbot.workspace import Workspace
 
 
 class Runner:
@@ -51,9 +49,7 @@ class Runner:
         self.tools = default_tools(self.config.command_timeout_secs)
         self.conversation = Conversation(self.record.conversation_path, self.redactor.redact)
         self.context = ContextKeeper()
-        self.wt: Any = None
-        self.tmp_dir: Path | None = None
-        self.workdir = Path(self.record.workdir or plan.req.cwd)
+        self.workspace = Workspace(plan, self.record, view)
         self.completion: dict[str, str] | None = None
         self.last_meta: SessionMeta | None = None
         self.pending_input: list[str] = []
@@ -96,107 +92,23 @@ class Runner:
 
     # ── start and finish ──────────────────────────────────────────────────────────────────────────
     def _start(self) -> None:
-        plan, rec = self.plan, self.record
-        if plan.use_worktree and plan.repo is not None:
-            from openbot.worktree import create_worktree, reopen_branch, sweep_dead
-
-            for swept in sweep_dead(plan.repo):
-                self.view.line(f"· recovered a worktree left by a dead run: {swept}")
-            if plan.resume is not None:
-                self.wt = reopen_branch(plan.repo, rec.branch, plan.bot.name, rec.run_id)
-                self.conversation = Conversation.load(rec.conversation_path, self.redactor.redact)
-            else:
-                self.wt = create_worktree(
-                    plan.repo, plan.bot.name, rec.run_id, with_changes=plan.req.with_changes
-                )
-                rec.branch, rec.base_commit = self.wt.branch, self.wt.base_commit
-                rec.base = self.wt.base_ref.removeprefix("refs/heads/") or self.wt.base_commit[:12]
-            self.workdir = self.wt.path
-        else:
-            if plan.resume is not None:
-                self.conversation = Conversation.load(rec.conversation_path, self.redactor.redact)
-            self.workdir = plan.repo.workdir if plan.repo is not None else plan.req.cwd
-            rec.branch = rec.branch or _current_branch(plan.repo)
-        rec.workdir = str(self.workdir)
-        rec.save()
-        self.tmp_dir = make_tmp_dir()
-        skills_dir = paths.make_private_dir(paths.bot_skills_dir(plan.bot.name))
-        from openbot.sandbox import policy_for_run
-
-        self.sandbox = policy_for_run(
-            self.config.sandbox,
-            worktree=self.workdir,
-            common_dir=plan.repo.common_dir if plan.repo else None,
-            worktree_admin_dir=self.wt.admin_dir if self.wt else None,
-            tmp_dir=self.tmp_dir,
-            skills_dir=skills_dir,
-            network=self.config.network,
-            fallback=self.config.sandbox_fallback,
-        )
-        if self.sandbox.unconfined_warning:
-            self.view.line(f"!! WARNING: {self.sandbox.unconfined_warning}")
+        self.workspace.open()
+        if self.plan.resume is not None:
+            self.conversation = Conversation.load(self.record.conversation_path, self.redactor.redact)
         if hasattr(self.view, "budget"):
             self.view.budget = self.budget.status()
-        from openbot.envpolicy import child_env
-
-        self.env = {
-            **child_env(os.environ, self.config.env_passthrough),
-            **git_identity_env(self.workdir, plan.bot.name),
-        }
-        self.skills_dir = skills_dir
 
     def _finish(self) -> None:
+        failure = self.workspace.close(self.completion)
+        if failure:
+            self._set_status("failed", EXIT_FAILED, failure)
         rec = self.record
-        if self.wt is not None:
-            self._remove_worktree()
-        if self.completion is not None:
-            self._apply_action()
-        remove_tmp_dir(self.tmp_dir)
         if self.last_meta is not None:
             self.last_meta.action = rec.action or self.last_meta.action
             if rec.wip_commits:
                 self.last_meta.wip_commit = rec.wip_commits[-1]
             self.history.save(self.last_meta)
         rec.save()
-
-    def _remove_worktree(self) -> None:
-        from openbot.worktree import remove_worktree
-
-        rec = self.record
-        message = f"openbot: WIP from {rec.bot} run {rec.run_id} ({rec.status}), saved when the run ended"
-        try:
-            sha = remove_worktree(self.wt, message)
-        except OpenbotError as e:
-            self.view.line(
-                f"!! could not remove the worktree {self.wt.path}: {e.one_line()} (work is left there)"
-            )
-            self._set_status("failed", EXIT_FAILED, e.one_line())
-            return
-        if sha:
-            rec.wip_commits.append(sha)
-            self.view.line(f"· uncommitted work saved as WIP commit {sha[:12]} on {rec.branch}")
-
-    def _apply_action(self) -> None:
-        rec = self.record
-        assert self.completion is not None
-        requested = self.completion["action"]
-        if self.wt is None:
-            rec.action = "review" if requested != "discard" else "none"
-            rec.action_message = (
-                f"'{requested}' not applied: the run worked in {self.workdir} without a worktree"
-            )
-            return
-        from openbot.worktree import apply_action
-
-        assert self.plan.repo is not None  # a worktree implies a repository
-        try:
-            outcome = apply_action(self.plan.repo, self.wt, requested)
-        except OpenbotError as e:
-            rec.action, rec.action_message = "review", f"{requested} failed: {e.one_line()}"
-            self._set_status("failed", EXIT_FAILED, rec.action_message)
-            return
-        rec.action = requested if outcome.applied else "review"
-        rec.action_message = outcome.message
 
     def _set_status(self, status: str, exit_code: int, reason: str = "") -> None:
         self.record.status, self.record.exit_code = status, exit_code
@@ -209,10 +121,10 @@ class Runner:
 
     # ── one iteration = one session ──────────────────────────────────────────────────────────────
     def _iteration(self, number: int) -> None:
-        plan, rec = self.plan, self.record
-        repo_root = self.workdir if plan.repo is not None else None
-        skills = self._load_skills(repo_root)
-        system = system_prompt(PromptParts(plan.bot_file.instructions, skills, self.workdir, self.skills_dir))
+        plan, rec, ws = self.plan, self.record, self.workspace
+        assert ws.sandbox is not None
+        skills = self._load_skills(ws.workdir if plan.repo is not None else None)
+        system = system_prompt(PromptParts(plan.bot_file.instructions, skills, ws.workdir, ws.skills_dir))
         memory = self.memory.load()
         meta = self.history.create_session(
             rec.run_id,
@@ -226,8 +138,8 @@ class Runner:
             session_number=meta.session_number,
             branch=rec.branch,
             base=rec.base,
-            workdir=self.workdir,
-            isolated=self.wt is not None,
+            workdir=ws.workdir,
+            isolated=ws.isolated,
             memory=memory,
             recent=[m for m in self.history.recent(6) if m.session_id != meta.session_id][:5],
             user_input=self.pending_input,
@@ -242,12 +154,12 @@ class Runner:
         log = EventLog(self.history.events_path(meta.session_id), self.redactor.redact)
         sink = TeeSink(log, self.view)
         ctx = ToolContext(
-            workdir=self.workdir,
+            workdir=ws.workdir,
             session_dir=self.history.session_dir(meta.session_id),
-            env=self.env,
+            env=ws.env,
             memory=self.memory,
             history=self.history,
-            sandbox=self.sandbox,
+            sandbox=ws.sandbox,
             sink=sink,
             cancel=self.cancel,
             default_timeout_secs=self.config.command_timeout_secs,
@@ -261,8 +173,8 @@ class Runner:
                 branch=rec.branch,
             )
         )
-        if self.sandbox.unconfined_warning:
-            sink.emit(Notice(kind="sandbox_unconfined", message=self.sandbox.unconfined_warning))
+        if ws.sandbox.unconfined_warning:
+            sink.emit(Notice(kind="sandbox_unconfined", message=ws.sandbox.unconfined_warning))
         self.conversation.add_user_text(iteration_prompt(state))
         self.pending_input = []
         turn = Turn(
@@ -323,10 +235,12 @@ class Runner:
         meta.response_summary = self.redactor.redact(summary.strip())[:500]
         meta.action = ctx.completion["action"] if ctx.completion else ""
         meta.extra["budget"] = self.budget.status()
+        sandbox = self.workspace.sandbox
+        assert sandbox is not None
         meta.extra["sandbox"] = {
             "requested": self.config.sandbox,
-            "enforced": self.sandbox.mode,
-            "warning": self.sandbox.unconfined_warning,
+            "enforced": sandbox.mode,
+            "warning": sandbox.unconfined_warning,
         }
         self.history.save(meta)
         rec = self.record
@@ -335,13 +249,3 @@ class Runner:
         rec.tokens = self.budget.spent.as_dict()
         rec.cost_usd = self.budget.spent.cost_usd
         rec.save()
-
-
-def _current_branch(repo: Any) -> str:
-    if repo is None:
-        return ""
-    try:
-        head = (Path(repo.git_dir) / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return ""
-    return head.removeprefix("ref: refs/heads/") if head.startswith("ref:") else ""

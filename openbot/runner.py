@@ -9,8 +9,6 @@ plan_run ──► Runner.execute
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -178,25 +176,6 @@ def run(plan: RunPlan, view: Any, inbox: Any, guard: Any, cancel: threading.Even
     return Runner(plan, view, inbox, guard, cancel).execute()
 
 
-def git_identity_env(workdir: Path, bot: str) -> dict[str, str]:
-    """Commit identity for the agent when the repository has none configured (common in CI)."""
-    try:
-        out = subprocess.run(
-            ["git", "config", "--get", "user.name"], cwd=workdir, capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    if out.stdout.strip():
-        return {}
-    name, email = f"openbot ({bot})", "openbot@localhost"
-    return {
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-    }
-
-
 def new_record(plan: RunPlan) -> RunRecord:
     if plan.resume is not None:
         rec = plan.resume
@@ -209,15 +188,6 @@ def new_record(plan: RunPlan) -> RunRecord:
         model=plan.model,
         use_worktree=plan.use_worktree,
     )
-
-
-def make_tmp_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="openbot-run-"))
-
-
-def remove_tmp_dir(path: Path | None) -> None:
-    if path is not None:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def stop_for_iterations(iteration: int, config: BotConfig) -> None:

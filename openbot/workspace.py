@@ -1,0 +1,164 @@
+"""Where a run's agent works: its worktree (or the user's checkout), sandbox, environment and temp dir.
+
+`Workspace.open` sweeps worktrees left by dead runs, then creates (or, for --resume, reopens) the
+run's worktree and builds the sandbox policy and the child environment. `Workspace.close` runs on every
+exit path: uncommitted work becomes a WIP commit, the worktree is removed (the branch stays), and the
+`session_complete` action is applied.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openbot import paths
+from openbot.errors import OpenbotError
+
+if TYPE_CHECKING:
+    from openbot.runner import RunPlan
+    from openbot.runstate import RunRecord
+    from openbot.sandbox import SandboxPolicy
+    from openbot.worktree import Worktree
+
+
+def git_identity_env(workdir: Path, bot: str) -> dict[str, str]:
+    """Commit identity for the agent when the repository has none configured (common in CI)."""
+    try:
+        out = subprocess.run(
+            ["git", "config", "--get", "user.name"], cwd=workdir, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if out.stdout.strip():
+        return {}
+    name, email = f"openbot ({bot})", "openbot@localhost"
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+
+
+def current_branch(git_dir: Path) -> str:
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref:") else ""
+
+
+class Workspace:
+    def __init__(self, plan: RunPlan, record: RunRecord, view: Any) -> None:
+        self.plan, self.record, self.view = plan, record, view
+        self.wt: Worktree | None = None
+        self.workdir = Path(record.workdir or plan.req.cwd)
+        self.tmp_dir: Path | None = None
+        self.skills_dir = paths.bot_skills_dir(plan.bot.name)
+        self.env: dict[str, str] = {}
+        self.sandbox: SandboxPolicy | None = None
+
+    @property
+    def isolated(self) -> bool:
+        return self.wt is not None
+
+    def open(self) -> None:
+        """Set everything up; what was created before a failure is still torn down by `close`."""
+        plan, rec = self.plan, self.record
+        if plan.use_worktree and plan.repo is not None:
+            from openbot.worktree import create_worktree, reopen_branch, sweep_dead
+
+            for swept in sweep_dead(plan.repo):
+                self.view.line(f"· recovered a worktree left by a dead run: {swept}")
+            if plan.resume is not None:
+                self.wt = reopen_branch(plan.repo, rec.branch, plan.bot.name, rec.run_id)
+            else:
+                self.wt = create_worktree(
+                    plan.repo, plan.bot.name, rec.run_id, with_changes=plan.req.with_changes
+                )
+                rec.branch, rec.base_commit = self.wt.branch, self.wt.base_commit
+                rec.base = self.wt.base_ref.removeprefix("refs/heads/") or self.wt.base_commit[:12]
+            self.workdir = self.wt.path
+        else:
+            self.workdir = plan.repo.workdir if plan.repo is not None else plan.req.cwd
+            if plan.repo is not None:
+                rec.branch = rec.branch or current_branch(plan.repo.git_dir)
+        rec.workdir = str(self.workdir)
+        rec.save()
+        self.tmp_dir = Path(tempfile.mkdtemp(prefix="openbot-run-"))
+        paths.make_private_dir(self.skills_dir)
+        self._confine()
+
+    def _confine(self) -> None:
+        from openbot.envpolicy import child_env
+        from openbot.sandbox import policy_for_run
+
+        config, repo = self.plan.config, self.plan.repo
+        assert self.tmp_dir is not None
+        self.sandbox = policy_for_run(
+            config.sandbox,
+            worktree=self.workdir,
+            common_dir=repo.common_dir if repo else None,
+            worktree_admin_dir=self.wt.admin_dir if self.wt else None,
+            tmp_dir=self.tmp_dir,
+            skills_dir=self.skills_dir,
+            network=config.network,
+            fallback=config.sandbox_fallback,
+        )
+        if self.sandbox.unconfined_warning:
+            self.view.line(f"!! WARNING: {self.sandbox.unconfined_warning}")
+        self.env = {
+            **child_env(os.environ, config.env_passthrough),
+            **git_identity_env(self.workdir, self.plan.bot.name),
+        }
+
+    def close(self, completion: dict[str, str] | None) -> str:
+        """Save and remove the worktree, apply the action; returns why that failed ("" when it did not)."""
+        failure = self._remove_worktree() if self.wt is not None else ""
+        if completion is not None and not failure:
+            failure = self._apply_action(completion["action"])
+        if self.tmp_dir is not None:
+            shutil.rmtree(self.tmp_dir, ignore_errors=True)
+        return failure
+
+    def _remove_worktree(self) -> str:
+        from openbot.worktree import remove_worktree
+
+        assert self.wt is not None
+        rec = self.record
+        message = f"openbot: WIP from {rec.bot} run {rec.run_id} ({rec.status}), saved when the run ended"
+        try:
+            sha = remove_worktree(self.wt, message)
+        except OpenbotError as e:
+            self.view.line(
+                f"!! could not remove the worktree {self.wt.path}: {e.one_line()} (work is left there)"
+            )
+            return e.one_line()
+        if sha:
+            rec.wip_commits.append(sha)
+            self.view.line(f"· uncommitted work saved as WIP commit {sha[:12]} on {rec.branch}")
+        return ""
+
+    def _apply_action(self, requested: str) -> str:
+        rec = self.record
+        if self.wt is None:
+            rec.action = "review" if requested != "discard" else "none"
+            rec.action_message = (
+                f"'{requested}' not applied: the run worked in {self.workdir} without a worktree"
+            )
+            return ""
+        from openbot.worktree import apply_action
+
+        assert self.plan.repo is not None  # a worktree implies a repository
+        try:
+            outcome = apply_action(self.plan.repo, self.wt, requested)
+        except OpenbotError as e:
+            rec.action, rec.action_message = "review", f"{requested} failed: {e.one_line()}"
+            return rec.action_message
+        rec.action = requested if outcome.applied else "review"
+        rec.action_message = outcome.message
+        return ""
