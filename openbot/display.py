@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 from openbot import events as ev
 
@@ -31,6 +31,9 @@ class LiveView:
         self.tokens = 0
         self.cost = 0.0
         self.budget: dict[str, object] | None = None
+
+    def close(self) -> None:
+        pass
 
     def line(self, text: str) -> None:
         if self._mid_text:
@@ -90,3 +93,53 @@ class LiveView:
                 self.line(f"  session {st}" + (f": {r}" if r else ""))
             case _:
                 pass
+
+
+class RichView(LiveView):
+    """The terminal view: the same lines, plus a status line with the current step, the command running,
+    and tokens and cost so far (rich; used only when stderr is a terminal and not under CI)."""
+
+    def __init__(self, console: Any, redact: Callable[[str], str] = lambda s: s) -> None:
+        super().__init__(console.file, redact, stream_text=False)
+        self.console = console
+        self.steps = 0
+        self.activity = "starting"
+        self.status = console.status(self._status_text())
+        self.status.start()
+
+    def _status_text(self) -> str:
+        return f"step {self.steps} · {self.activity} · {self._spent()}"
+
+    def line(self, text: str) -> None:
+        self.console.print(self.redact(text), markup=False, highlight=False, soft_wrap=True)
+
+    def emit(self, event: ev.Event) -> None:
+        super().emit(event)
+        match event:
+            case ev.TurnStarted():
+                self.steps, self.activity = 0, "waiting for the model"
+            case ev.TokenCount():
+                self.steps += 1
+            case ev.TextDelta():
+                self.activity = "the model is writing"
+            case ev.CommandStarted(command=c):
+                self.activity = f"running $ {_first_line(self.redact(c), 60)}"
+            case ev.Command() | ev.ToolResult() | ev.ToolCall():
+                self.activity = "waiting for the model"
+            case ev.TurnCompleted() | ev.TurnAborted():
+                self.activity = "between iterations"
+            case _:
+                return
+        self.status.update(self._status_text())
+
+    def close(self) -> None:
+        self.status.stop()
+
+
+def make_view(redact: Callable[[str], str], in_ci: bool) -> LiveView:
+    """Rich on an interactive terminal, plain log lines otherwise (CI, pipes, files)."""
+    if sys.stderr.isatty() and not in_ci:
+        from rich.console import Console
+
+        return RichView(Console(stderr=True), redact)
+    return LiveView(sys.stderr, redact, stream_text=False if in_ci else None)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import Optional
@@ -49,7 +48,8 @@ def run_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout at the end."),
 ) -> None:
     """Run a bot: iterate agent sessions in an isolated worktree until it completes or a limit is hit."""
-    from openbot.display import LiveView
+    from openbot import ci
+    from openbot.display import make_view
     from openbot.inbox import Inbox
     from openbot.redact import Redactor
     from openbot.runner import RunRequest, plan_run, run
@@ -77,8 +77,8 @@ def run_command(
         extra_flags={k: v for k, v in extra.items() if v is not None},
     )
     plan = plan_run(req)  # every usage/config error surfaces here, before anything is created
-    in_ci = os.environ.get("CI", "").lower() in ("1", "true") or bool(os.environ.get("GITHUB_ACTIONS"))
-    view = LiveView(sys.stderr, Redactor.from_env(os.environ).redact, stream_text=False if in_ci else None)
+    in_ci = ci.in_ci(os.environ)
+    view = make_view(Redactor.from_env(os.environ).redact, in_ci)
     cancel = threading.Event()
     guard = SignalGuard(cancel)
     guard.install()
@@ -86,6 +86,7 @@ def run_command(
         result = run(plan, view, Inbox.for_terminal(), guard, cancel)
     finally:
         guard.restore()
+        view.close()
     _report(view, result, in_ci)
     if as_json:
         typer.echo(json.dumps(result.to_json(), indent=2))
@@ -112,9 +113,6 @@ def _report(view: object, result: object, in_ci: bool) -> None:
     for line in lines:
         view.line(line)  # type: ignore[attr-defined]
     if in_ci:
-        try:
-            from openbot.ci import write_step_summary
+        from openbot.ci import write_step_summary
 
-            write_step_summary(result.to_json(), os.environ)
-        except ImportError:
-            pass
+        write_step_summary(result.to_json(), os.environ)
