@@ -84,7 +84,7 @@ def create_worktree(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool
     base_ref = "" if user.head_is_detached else user.head.name
     base_commit = str(user.head.target)
     with _creation_lock(repo.common_dir):
-        wt = _new_worktree(repo, user, bot, None, base_ref, base_commit)
+        wt = _new_worktree(repo, user, bot, run_id, None, base_ref, base_commit)
         _add_checkout(repo, wt, ["-b", wt.branch, str(wt.path), base_commit], new_branch=True)
         _write_owner(wt, run_id, bot)
     if with_changes:
@@ -123,7 +123,7 @@ def reopen_branch(repo: RepoInfo, branch: str, bot: str, run_id: str) -> Worktre
         base = git.merge_base(user.head.target, tip)
         base_commit = str(base) if base is not None else str(tip)
     with _creation_lock(repo.common_dir):
-        wt = _new_worktree(repo, git, bot, short, base_ref, base_commit)
+        wt = _new_worktree(repo, git, bot, run_id, short, base_ref, base_commit)
         _add_checkout(repo, wt, [str(wt.path), short], new_branch=False)
         _write_owner(wt, run_id, bot)
     return wt
@@ -198,13 +198,17 @@ def _open(path: Path) -> Any:
 
 
 def _new_worktree(
-    repo: RepoInfo, git: Any, bot: str, branch: str | None, base_ref: str, base_commit: str
+    repo: RepoInfo, git: Any, bot: str, run_id: str, branch: str | None, base_ref: str, base_commit: str
 ) -> Worktree:
-    """A Worktree whose name nothing uses yet (dir, git metadata, new branch); call under the lock."""
+    """A Worktree whose name nothing uses yet (dir, git metadata, new branch); call under the lock.
+
+    The name is `<bot>-<run_id>` when free (run ids are a timestamp plus a random suffix), so the branch
+    `openbot/<bot>-<run_id>` says which run made it."""
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", bot).strip("-") or "bot"
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    candidates = [f"{slug}-{re.sub(r'[^A-Za-z0-9_-]+', '-', run_id)}"] if run_id else []
     while True:
-        name = f"{slug}-{stamp}-{secrets.token_hex(2)}"
+        name = candidates.pop() if candidates else f"{slug}-{stamp}-{secrets.token_hex(2)}"
         wt = Worktree(
             name=name,
             path=repo.common_dir / WORKTREES_DIR / name,

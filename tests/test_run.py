@@ -325,3 +325,9 @@ def test_wall_time_budget_stops_the_run_with_exit_3(repo: Path) -> None:
     result = json.loads(out.stdout)
     assert "time limit reached" in result["reason"] and result["budget"]["max_minutes"] == 0.01
     assert metadata(sessions("slow")[0])["status"] == "limit"
+
+
+def test_the_branch_is_named_after_the_run(repo: Path) -> None:
+    make_bot("named", [reply("", complete())])
+    result = json.loads(run_cli("run", "named", "--json", cwd=repo).stdout)
+    assert result["branch"] == f"openbot/named-{result['run_id']}"
