@@ -171,18 +171,27 @@ def _write_private(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def delete_bot(name: str, repo_root: Path | None = None) -> Path:
+def delete_bot(name: str, repo_root: Path | None = None, *, home: bool = False) -> Path:
     """Remove `$OPENBOT_HOME/bots/<name>` entirely (config, skills, memory, history); return that path.
 
     The caller confirms first. A bot committed in the repository is refused: it is a file in the user's repo.
+    `home=True` targets the home bot even where a committed bot of that name shadows it.
     """
-    ref = find_bot(name, repo_root)
-    if ref.source == "repo":
-        raise UsageError(
-            f"bot '{name}' is committed in the repository at {ref.config_path}; openbot does not delete "
-            "files in your repository",
-            hint=f"remove {ref.config_path.parent} with git yourself",
-        )
     target = paths.bot_home(name)
+    if home:
+        check_name(name)
+        if not (target / "config.md").is_file():
+            raise NotFoundError(f"no home bot named '{name}' (no {target / 'config.md'})")
+    else:
+        ref = find_bot(name, repo_root)
+        if ref.source == "repo":
+            hint = f"remove {ref.config_path.parent} with git yourself"
+            if (target / "config.md").is_file():
+                hint += f"; to delete the home bot '{name}' at {target} instead, pass --home"
+            raise UsageError(
+                f"bot '{name}' is committed in the repository at {ref.config_path}; openbot does not delete "
+                "files in your repository",
+                hint=hint,
+            )
     shutil.rmtree(target)
     return target

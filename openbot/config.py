@@ -20,7 +20,8 @@ import tomlkit
 from frontmatter.default_handlers import BaseHandler
 from tomlkit.exceptions import TOMLKitError
 
-from openbot.errors import ConfigError
+from openbot import paths
+from openbot.errors import ConfigError, UsageError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 SANDBOX_MODES = ("workspace-write", "read-only", "danger-full-access")
@@ -111,6 +112,63 @@ def _type_name(hint: Any) -> str:
     return names.get(hint, str(hint))
 
 
+def toml_value(value: Any) -> str:
+    """A value as it is spelled in config.md (`true`, `"text"`, `1.5`), for messages and `bots show`."""
+    try:
+        if isinstance(value, dict):
+            table = tomlkit.inline_table()
+            table.update(value)
+            return table.as_string()
+        return tomlkit.item(value).as_string()
+    except (TOMLKitError, TypeError, ValueError):
+        return repr(value)
+
+
+def _non_finite_hint(key: str) -> str:
+    """What to write instead of inf/nan: 0 where the key's doc says 0 means no limit, else its default."""
+    f = next(f for f in dataclasses.fields(BotConfig) if f.name == key)
+    if "0 means" in f.metadata["doc"]:
+        return f"use {key} = 0 for no limit"
+    return f"use a finite number, e.g. {key} = {toml_value(f.default)}"
+
+
+def _check_env_passthrough(entries: list[str], source: str) -> None:
+    from openbot.envpolicy import check_pattern
+
+    for entry in entries:
+        try:
+            check_pattern(entry)
+        except UsageError as e:
+            raise ConfigError(
+                f"{source}: key 'env_passthrough' has entry {toml_value(entry)}, which is not a variable "
+                "name or PREFIX_* pattern",
+                hint=e.hint,
+            ) from e
+
+
+def shipped_skill_names() -> list[str]:
+    """Names `shipped_skills` may use: the `<name>.md` files and `<name>/SKILL.md` folders shipped."""
+    from openbot.skills import skill_entries
+
+    return sorted(name for name, _ in skill_entries(paths.SHIPPED_SKILLS))
+
+
+def _check_shipped_skills(names: list[str], source: str) -> None:
+    available = shipped_skill_names()
+    for name in names:
+        if name == "*" or name in available:
+            continue
+        close = difflib.get_close_matches(name, available, n=1)
+        if close:
+            hint = f"did you mean '{close[0]}'?"
+        else:
+            hint = f"shipped skills: {', '.join(available)}" if available else "no skills are shipped"
+        raise ConfigError(
+            f"{source}: key 'shipped_skills' names {toml_value(name)}, which is not a shipped skill",
+            hint=hint,
+        )
+
+
 def validate(values: dict[str, Any], source: str) -> BotConfig:
     """Check every key and value against BotConfig; `source` names the file or flag in errors."""
     hints = get_type_hints(BotConfig)
@@ -120,22 +178,26 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
             close = difflib.get_close_matches(key, fields, n=1)
             hint = f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(fields)}"
             raise ConfigError(f"{source}: unknown key '{key}'", hint=hint)
+        shown = toml_value(value)
         if not _type_ok(value, hints[key]):
             raise ConfigError(
-                f"{source}: key '{key}' must be {_type_name(hints[key])}, got {value!r}",
+                f"{source}: key '{key}' must be {_type_name(hints[key])}, got {shown}",
                 hint=f"fix the value of '{key}'",
             )
         choices = fields[key].metadata["choices"]
         if choices and value not in choices:
             raise ConfigError(
-                f"{source}: key '{key}' has unknown value {value!r}", hint=f"use one of: {', '.join(choices)}"
+                f"{source}: key '{key}' has unknown value {shown}", hint=f"use one of: {', '.join(choices)}"
             )
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(
-                f"{source}: key '{key}' must be a finite number, got {value!r}", hint="use 0 for no limit"
+                f"{source}: key '{key}' must be a finite number, got {shown}", hint=_non_finite_hint(key)
             )
         if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-            raise ConfigError(f"{source}: key '{key}' must not be negative, got {value!r}")
+            raise ConfigError(f"{source}: key '{key}' must not be negative, got {shown}")
+    # Checked here, not mid-run, so `bots show`, `doctor` and `run` all refuse them before anything starts.
+    _check_env_passthrough(values.get("env_passthrough", []), source)
+    _check_shipped_skills(values.get("shipped_skills", []), source)
     return BotConfig(**values)
 
 
@@ -154,9 +216,42 @@ def split_frontmatter(text: str, path: Path) -> tuple[str | None, str]:
     return parts[1], parts[2]
 
 
+_YAML_FENCE = re.compile(r"^-{3}[ \t]*\r?$", re.MULTILINE)
+_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def _refuse_yaml_frontmatter(text: str, path: Path) -> None:
+    """A `---` block of `key: value` lines (as in skills) would silently become instructions: refuse it."""
+    head = text.lstrip("\ufeff").lstrip()
+    if not _YAML_FENCE.match(head):
+        return
+    parts = _YAML_FENCE.split(head, 2)
+    if len(parts) < 3:
+        return
+    import yaml
+
+    try:
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError:
+        return  # not YAML at all: a markdown rule and text, which are instructions
+    if (
+        not isinstance(meta, dict)
+        or not meta
+        or not all(isinstance(k, str) and _KEY_RE.match(k) for k in meta)
+    ):
+        return
+    key, value = next(iter(meta.items()))
+    value = "..." if value is None else value
+    raise ConfigError(
+        f"{path}: config.md frontmatter must be TOML between +++ lines, not YAML between ---",
+        hint=f"replace both --- lines with +++ and write keys as TOML, e.g. {key} = {toml_value(value)}",
+    )
+
+
 def parse_text(text: str, path: Path) -> BotFile:
     fm, body = split_frontmatter(text, path)
     if fm is None:
+        _refuse_yaml_frontmatter(text, path)
         return BotFile(path, BotConfig(), {}, body.strip())
     try:
         values = tomlkit.parse(fm).unwrap()

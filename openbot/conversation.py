@@ -16,6 +16,32 @@ from typing import Any
 Message = dict[str, Any]
 
 
+def not_run(tool_use_id: str, why: str) -> dict[str, Any]:
+    """The tool_result for a call that was never executed (the API needs one for every tool_use)."""
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "is_error": True,
+        "content": f"[openbot] not run: {why} before this call was executed",
+    }
+
+
+def _tool_use_ids(message: Message) -> list[str]:
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list):
+        return []
+    return [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+
+
+def _result_ids(message: Message) -> set[str]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return set()
+    return {
+        b.get("tool_use_id", "") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
+    }
+
+
 class Conversation:
     def __init__(self, path: Path | None = None, redact: Callable[[str], str] = lambda s: s) -> None:
         self.path = path
@@ -25,14 +51,54 @@ class Conversation:
     @classmethod
     def load(cls, path: Path, redact: Callable[[str], str] = lambda s: s) -> Conversation:
         conv = cls(path, redact)
-        from openbot.events import read_events  # the same torn-tail-tolerant JSONL reader
+        from openbot.events import read_events, truncate_torn_tail  # the events' JSONL reader and repair
 
+        truncate_torn_tail(path)  # a crash mid-write: the next append must start on its own line
         for rec in read_events(path):
             if rec.get("op") == "replace_last" and conv.messages:
                 conv.messages[-1] = rec["message"]
             else:
                 conv.messages.append(rec["message"])
+        if conv.repair():
+            conv._rewrite()
         return conv
+
+    def _rewrite(self) -> None:
+        """Replace the file with the current messages (atomically), after a repair."""
+        assert self.path is not None
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for m in self.messages:
+                f.write(self.redact(json.dumps({"op": "append", "message": m}, ensure_ascii=False)) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+    def repair(self) -> bool:
+        """Give every tool_use a tool_result: a run killed mid-tool (SIGKILL, a crash) leaves calls
+        unanswered, and the API rejects such a conversation on every later request."""
+        msgs, changed = self.messages, False
+        for i in range(len(msgs) - 1, -1, -1):
+            ids = _tool_use_ids(msgs[i])
+            if not ids:
+                continue
+            nxt = msgs[i + 1] if i + 1 < len(msgs) else None
+            answered = _result_ids(nxt) if nxt is not None and nxt.get("role") == "user" else set()
+            missing = [not_run(t, "the run ended") for t in ids if t not in answered]
+            if not missing:
+                continue
+            changed = True
+            if nxt is not None and nxt.get("role") == "user":
+                content = (
+                    nxt["content"]
+                    if isinstance(nxt["content"], list)
+                    else [{"type": "text", "text": nxt["content"]}]
+                )
+                msgs[i + 1] = {"role": "user", "content": [*missing, *content]}
+            else:
+                msgs.insert(i + 1, {"role": "user", "content": missing})
+        return changed
 
     def _write(self, record: dict[str, Any]) -> None:
         if self.path is None:

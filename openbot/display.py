@@ -28,6 +28,7 @@ class LiveView:
         self.redact = redact
         self.stream_text = self.out.isatty() if stream_text is None else stream_text
         self._mid_text = False
+        self.broken = False
         self.tokens = 0
         self.cost = 0.0
         self.budget: dict[str, object] | None = None
@@ -36,11 +37,18 @@ class LiveView:
         pass
 
     def line(self, text: str) -> None:
-        if self._mid_text:
-            self.out.write("\n")
-            self._mid_text = False
-        self.out.write(self.redact(text) + "\n")
-        self.out.flush()
+        self._write(("\n" if self._mid_text else "") + self.redact(text) + "\n")
+        self._mid_text = False
+
+    def _write(self, text: str) -> None:
+        """Best effort: a closed stderr (its pipe's reader died) must not stop the run from saving work."""
+        if self.broken:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except (OSError, ValueError):
+            self.broken = True
 
     def _spent(self) -> str:
         """Tokens and cost so far, with the run's limits when it has them (set by the runner)."""
@@ -52,8 +60,7 @@ class LiveView:
     def emit(self, event: ev.Event) -> None:
         match event:
             case ev.TextDelta(text=t) if self.stream_text:
-                self.out.write(self.redact(t))
-                self.out.flush()
+                self._write(self.redact(t))
                 self._mid_text = True
             case ev.Message(text=t) if not self.stream_text:
                 for part in t.strip().splitlines():
@@ -63,7 +70,7 @@ class LiveView:
             case ev.SessionStarted(session_number=n, branch=b):
                 self.line(f"── session {n}" + (f" · {b}" if b else ""))
             case ev.CommandStarted(command=c):
-                self.line(f"  $ {_first_line(c)}")
+                self.line(f"  $ {_first_line(self.redact(c))}")
             case ev.Command(exit_code=code, duration_ms=ms, output_bytes=size, timed_out=to):
                 status = "killed (timeout)" if to else ("killed" if code is None else f"exit {code}")
                 self.line(f"    → {status} in {ms / 1000:.1f}s, {size:,} bytes of output")
@@ -71,9 +78,9 @@ class LiveView:
                 detail = " ".join(
                     str(inp.get(k, "")) for k in ("command", "action", "path", "key") if k in inp
                 )
-                self.line(f"  • {name} {_first_line(detail, 100)}")
+                self.line(f"  • {name} {_first_line(self.redact(detail), 100)}")
             case ev.ToolResult(name=name, is_error=True, content=c):
-                self.line(f"    ! {name} failed: {_first_line(c)}")
+                self.line(f"    ! {name} failed: {_first_line(self.redact(c))}")
             case ev.TokenCount(input=i, output=o, cache_read=r, cache_write=w, cost_usd=c):
                 self.tokens += i + o + r + w
                 self.cost += c
@@ -111,7 +118,12 @@ class RichView(LiveView):
         return f"step {self.steps} · {self.activity} · {self._spent()}"
 
     def line(self, text: str) -> None:
-        self.console.print(self.redact(text), markup=False, highlight=False, soft_wrap=True)
+        if self.broken:
+            return
+        try:
+            self.console.print(self.redact(text), markup=False, highlight=False, soft_wrap=True)
+        except (OSError, ValueError):
+            self.broken = True
 
     def emit(self, event: ev.Event) -> None:
         super().emit(event)
@@ -133,7 +145,10 @@ class RichView(LiveView):
         self.status.update(self._status_text())
 
     def close(self) -> None:
-        self.status.stop()
+        try:
+            self.status.stop()
+        except (OSError, ValueError):
+            pass
 
 
 def make_view(redact: Callable[[str], str], in_ci: bool) -> LiveView:

@@ -192,7 +192,7 @@ class ListSink:
         self.events.append(event)
 
 
-def _truncate_torn_tail(path: Path) -> int:
+def truncate_torn_tail(path: Path) -> int:
     """Cut a partial last line (a crash mid-write) so the next record starts on its own line.
 
     Returns the seq of the last intact record (0 if none)."""
@@ -218,7 +218,7 @@ class EventLog:
         self.path = path
         self.redact = redact
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.seq = _truncate_torn_tail(path)
+        self.seq = truncate_torn_tail(path)
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
     def emit(self, event: Event) -> None:

@@ -1,6 +1,9 @@
 """Git operations on a bot's worktree: carrying changes in, the WIP commit, and the branch's fate.
 
-`commit_wip` snapshots a worktree with pygit2 (so no user hook runs). `apply_action` carries out the
+`commit_wip` snapshots a worktree with pygit2 (so no user hook runs), opening the repository from
+openbot's own record of the worktree: the bot can rewrite everything inside its worktree (the `.git`
+file too) and its admin dir, so nothing there may decide which repository, checkout or branch a commit
+goes to. `apply_action` carries out the
 bot's `review` / `merge` / `discard` choice after the worktree is gone, and never touches a checkout
 that has changes of its own: a merge is a fast-forward or nothing.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +26,7 @@ if TYPE_CHECKING:
 
 ACTIONS = ("review", "merge", "discard")
 FALLBACK_NAME, FALLBACK_EMAIL = "openbot", "openbot@localhost"
+_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 
 
 @dataclass(frozen=True)
@@ -32,11 +37,18 @@ class ActionOutcome:
 
 
 def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run git in `cwd`, ignoring GIT_DIR & co. inherited from a hook; failures become one-line GitErrors."""
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    """Run git in `cwd`, ignoring GIT_DIR & co. inherited from a hook; failures become one-line GitErrors.
+
+    git runs in its own session: a Ctrl-C at the terminal reaches openbot alone, which decides when to
+    stop, instead of killing a `git merge` half-way through updating the user's files.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, start_new_session=True
+    )
     if check and proc.returncode != 0:
-        raise GitError(f"git {args[0]} failed in {cwd}: {first_line(proc.stderr or proc.stdout)}")
+        sub = next((a for a in args if not a.startswith("-") and "=" not in a), "")  # past `-c k=v`
+        raise GitError(f"git {sub} failed in {cwd}: {first_line(proc.stderr or proc.stdout)}")
     return proc
 
 
@@ -60,27 +72,79 @@ def signature(repo: Any) -> Any:
 
 
 def commit_wip(wt: Worktree, message: str) -> str | None:
-    """Commit everything in the worktree (untracked too, .gitignore respected) on wt.branch; None if clean."""
+    """Commit everything in the worktree (untracked too, .gitignore respected) on wt.branch; None if clean.
+
+    The commit's parent is the branch tip whatever HEAD says. GitError when it cannot be made safely.
+    """
     import pygit2
 
     try:
-        repo = pygit2.Repository(str(wt.path))
+        repo = _open_worktree(wt)
+        ref = repo.references.get(f"refs/heads/{wt.branch}")
+        if ref is None and not wt.base_commit:
+            raise GitError(f"could not commit work in {wt.path}: branch {wt.branch} no longer exists")
+        parent = repo[ref.target if ref is not None else wt.base_commit].peel(pygit2.Commit)
         index = repo.index
+        index.read_tree(parent.tree)  # the bot's index may hide changes; read_tree keeps its stat cache
         _stage_everything(repo, index, wt.path)
         tree = index.write_tree()
-        branch = repo.branches.local.get(wt.branch)
-        parent = branch.peel(pygit2.Commit) if branch is not None else repo.head.peel(pygit2.Commit)
         if tree == parent.tree_id:
             return None
         sig = signature(repo)
         oid = repo.create_commit(f"refs/heads/{wt.branch}", sig, sig, message, tree, [parent.id])
-        try:
-            index.write()  # so the worktree reads as clean
-        except pygit2.GitError:
-            pass  # an index.lock left by a killed git: the commit is what matters
+        if not (wt.admin_dir / "index").is_symlink():
+            try:
+                index.write()  # so the worktree reads as clean
+            except pygit2.GitError:
+                pass  # an index.lock left by a killed git: the commit is what matters
         return str(oid)
     except (pygit2.GitError, KeyError, ValueError, OSError) as e:
-        raise GitError(f"could not commit work in {wt.path}: {str(e).splitlines()[0]}") from e
+        why = (str(e).splitlines() or [type(e).__name__])[0]
+        raise GitError(f"could not commit work in {wt.path}: {why}") from e
+
+
+def _open_worktree(wt: Worktree) -> Any:
+    """The worktree's repository, from wt's paths alone: the admin files are reset to what they must be."""
+    import pygit2
+
+    admin, dotgit = wt.admin_dir, wt.path / ".git"
+    if not wt.path.is_dir():
+        raise GitError(f"could not commit work in {wt.path}: the directory is gone")
+    if admin.parent.resolve() != (wt.common_dir / "worktrees").resolve() or admin.is_symlink():
+        raise GitError(f"could not commit work in {wt.path}: its git metadata is not where openbot put it")
+    admin.mkdir(exist_ok=True)
+    _put(admin / "commondir", "../..\n")
+    _put(admin / "gitdir", f"{wt.path / '.git'}\n")
+    _put(admin / "HEAD", f"ref: refs/heads/{wt.branch}\n")
+    if dotgit.is_symlink() or not dotgit.is_dir():  # a kept worktree must not lead git elsewhere
+        _put(dotgit, f"gitdir: {admin}\n")
+    index = admin / "index"
+    if index.is_symlink() or (index.exists() and not index.is_file()):
+        index.unlink()  # libgit2 would write through a symlink, e.g. into the user's index
+    repo = pygit2.Repository(str(admin), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    repo.workdir = str(wt.path)
+    try:
+        repo.index  # noqa: B018 - reads it
+    except pygit2.GitError:
+        index.unlink()  # unreadable: start from the branch tip, only the stat cache is lost
+        repo = pygit2.Repository(str(admin), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        repo.workdir = str(wt.path)
+    if Path(repo.path).resolve() != admin.resolve():
+        raise GitError(f"could not commit work in {wt.path}: git opened {repo.path}, not {admin}")
+    return repo
+
+
+def _put(path: Path, text: str) -> None:
+    """Make `path` a regular file holding `text`, replacing (never writing through) whatever is there."""
+    try:
+        if not path.is_symlink() and path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 def _stage_everything(repo: Any, index: Any, workdir: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.budget import Budget
-from openbot.context import ContextKeeper
+from openbot.context import ContextKeeper, estimate_tokens
 from openbot.conversation import Conversation
 from openbot.errors import ConfigError, OpenbotError
 from openbot.events import Error, EventLog, Notice, SessionEnded, SessionStarted, TeeSink
@@ -44,7 +44,9 @@ class Runner:
         self.redactor = Redactor.from_env(os.environ)
         self.history = History(paths.history_dir(plan.bot.name, self.record.project))
         self.memory = MemoryStore(paths.memory_file(plan.bot.name, self.record.project))
+        # Budgets apply to each invocation; the run record's totals add up across resumes.
         self.budget = Budget(self.config.max_cost_usd, self.config.max_tokens, self.config.max_minutes)
+        self.base_tokens, self.base_cost = dict(self.record.tokens), self.record.cost_usd
         self.model = GuardedModel(load_backend(plan.model), guard)
         self.tools = default_tools(self.config.command_timeout_secs)
         self.conversation = Conversation(self.record.conversation_path, self.redactor.redact)
@@ -81,17 +83,22 @@ class Runner:
         return RunResult(self.record, self.resume_command, self.budget.status())
 
     def _sleep(self) -> None:
-        if self.config.sleep_secs:
+        secs = self.config.sleep_secs
+        if self.budget.max_minutes:  # never sleep past the wall-time budget
+            secs = max(0.0, min(secs, self.budget.max_minutes * 60 - self.budget.minutes() * 60))
+        if secs:
             self.view.line(
-                f"  sleeping {self.config.sleep_secs:g}s"
-                + (" (type a line to wake the bot)" if self.inbox.enabled else "")
+                f"  sleeping {secs:g}s" + (" (type a line to wake the bot)" if self.inbox.enabled else "")
             )
-        self.pending_input = self.inbox.wait(self.config.sleep_secs, self.cancel)
+        self.pending_input = self.inbox.wait(secs, self.cancel)
         if self.cancel.is_set():
             raise Interrupted(self.guard.signum or 2)
+        self.budget.check()  # a limit reached while sleeping stops the run before a new session starts
 
     # ── start and finish ──────────────────────────────────────────────────────────────────────────
     def _start(self) -> None:
+        if self.plan.bot.source == "repo":
+            self.view.line(f"· using the bot committed in this repository: {self.plan.bot.config_path}")
         self.workspace.open()
         if self.plan.resume is not None:
             self.conversation = Conversation.load(self.record.conversation_path, self.redactor.redact)
@@ -99,16 +106,22 @@ class Runner:
             self.view.budget = self.budget.status()
 
     def _finish(self) -> None:
-        failure = self.workspace.close(self.completion)
-        if failure:
-            self._set_status("failed", EXIT_FAILED, failure)
+        """Save the work first; whatever fails after that, the run record is written last."""
+        self.guard.finishing = True
         rec = self.record
-        if self.last_meta is not None:
-            self.last_meta.action = rec.action or self.last_meta.action
-            if rec.wip_commits:
-                self.last_meta.wip_commit = rec.wip_commits[-1]
-            self.history.save(self.last_meta)
-        rec.save()
+        try:
+            failure = self.workspace.close(self.completion)
+            if failure:
+                self._set_status("failed", EXIT_FAILED, failure)
+            if self.last_meta is not None:
+                self.last_meta.action = rec.action or self.last_meta.action
+                if rec.wip_commits:
+                    self.last_meta.wip_commit = rec.wip_commits[-1]
+                self.history.save(self.last_meta)
+        finally:
+            rec.tokens = _add_tokens(self.base_tokens, self.budget.spent.as_dict())
+            rec.cost_usd = self.base_cost + self.budget.spent.cost_usd
+            rec.save()
 
     def _set_status(self, status: str, exit_code: int, reason: str = "") -> None:
         self.record.status, self.record.exit_code = status, exit_code
@@ -125,6 +138,9 @@ class Runner:
         assert ws.sandbox is not None
         skills = self._load_skills(ws.workdir if plan.repo is not None else None)
         system = system_prompt(PromptParts(plan.bot_file.instructions, skills, ws.workdir, ws.skills_dir))
+        self.context.fixed_tokens = estimate_tokens(system) + estimate_tokens(
+            [t.spec.to_api() for t in self.tools]
+        )
         memory = self.memory.load()
         meta = self.history.create_session(
             rec.run_id,
@@ -163,6 +179,7 @@ class Runner:
             sink=sink,
             cancel=self.cancel,
             default_timeout_secs=self.config.command_timeout_secs,
+            redact=self.redactor.redact,
         )
         sink.emit(
             SessionStarted(
@@ -246,6 +263,10 @@ class Runner:
         rec = self.record
         rec.summary = meta.response_summary or rec.summary
         rec.command_count += ctx.command_count
-        rec.tokens = self.budget.spent.as_dict()
-        rec.cost_usd = self.budget.spent.cost_usd
+        rec.tokens = _add_tokens(self.base_tokens, self.budget.spent.as_dict())
+        rec.cost_usd = self.base_cost + self.budget.spent.cost_usd
         rec.save()
+
+
+def _add_tokens(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}

@@ -102,8 +102,52 @@ def plan_run(req: RunRequest) -> RunPlan:
     if resume is not None and req.project is None:
         project = Project(slug=resume.project, repo=project.repo)
     use_worktree = repo is not None and not req.no_worktree and (resume is None or resume.use_worktree)
+    if use_worktree and repo is not None:
+        _check_repo(repo, resume)
+    if resume is not None:
+        _check_resumable(resume)
     _check_sandbox(config, req.cwd)
+    from openbot.memory import MemoryStore
+    from openbot.paths import memory_file
+
+    MemoryStore(memory_file(bot.name, project.slug)).load()  # a damaged memory.json fails now, not mid-run
     return RunPlan(req, bot, bot_file, config, model, project, repo, use_worktree, resume)
+
+
+def _check_repo(repo: RepoInfo, resume: RunRecord | None) -> None:
+    """An empty repository, or a resumed run whose branch is gone, is a usage error before anything exists."""
+    import pygit2
+
+    git = pygit2.Repository(str(repo.workdir))
+    if resume is None and git.head_is_unborn:
+        raise UsageError(
+            f"the repository at {repo.workdir} has no commits yet",
+            hint="make a first commit; the bot's branch starts from your HEAD",
+        )
+    if resume is not None and git.branches.local.get(resume.branch) is None:
+        why = "deleted by the run's discard action" if resume.action == "discard" else "no longer exists"
+        raise UsageError(
+            f"cannot resume run {resume.run_id}: its branch '{resume.branch}' {why}",
+            hint=f"start a new run: openbot run {resume.bot}",
+        )
+
+
+def _check_resumable(rec: RunRecord) -> None:
+    """Refuse to resume a run whose process is still alive on this machine."""
+    import socket
+
+    if rec.status != "running" or rec.host != socket.gethostname() or rec.pid == os.getpid():
+        return
+    try:
+        os.kill(rec.pid, 0)
+    except ProcessLookupError:
+        return  # the process died without finishing: resuming it is what the user wants
+    except PermissionError:
+        pass
+    raise UsageError(
+        f"run {rec.run_id} is still running (pid {rec.pid})",
+        hint=f"stop it first (kill -INT {rec.pid}), then resume it",
+    )
 
 
 def _check_sandbox(config: BotConfig, cwd: Path) -> None:

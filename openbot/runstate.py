@@ -88,3 +88,32 @@ def find_run(bot: str, project: str, run_id: str) -> RunRecord:
     runs = sorted(p.name for p in paths.runs_dir(bot, project).glob("*") if (p / "run.json").is_file())
     hint = f"recent runs here: {', '.join(runs[-3:])}" if runs else "no runs of this bot in this project"
     raise NotFoundError(f"no run '{run_id}' of bot '{bot}'", hint=hint)
+
+
+def mark_dead(bot: str, run_id: str, wip_sha: str | None) -> RunRecord | None:
+    """Record that a run's process died (found by a later run's sweep): the run and its open session
+    become `failed`, with the WIP commit that saved its work. Returns the record, if there is one."""
+    from openbot.history import History
+
+    found = sorted((paths.bot_home(bot) / "workspaces").glob(f"*/runs/{run_id}/run.json"))
+    if not found:
+        return None
+    rec = RunRecord.load(found[0])
+    if rec.status != "running":
+        return rec
+    why = "the openbot process died (killed or crashed); a later run recovered its worktree"
+    rec.status, rec.reason = "failed", why + (f" as WIP commit {wip_sha[:12]}" if wip_sha else "")
+    if wip_sha:
+        rec.wip_commits.append(wip_sha)
+    history = History(paths.history_dir(bot, rec.project))
+    for session_id in rec.session_ids[-1:]:
+        try:
+            meta = history.get(session_id)
+        except NotFoundError:
+            continue
+        if meta.status == "running":
+            meta.status, meta.error = "failed", rec.reason
+            meta.wip_commit = wip_sha or meta.wip_commit
+            history.save(meta)
+    rec.save()
+    return rec

@@ -1,8 +1,9 @@
 """ctrl-c and SIGTERM during a run: the first one stops the work cleanly, a second one exits at once.
 
 The first signal sets the cancel event (the shell tool kills its process group, the turn and the sleep
-end) and, while a model call is streaming, raises `Interrupted` to abandon it. A second signal exits
-immediately; the worktree it leaves is recovered as a WIP commit by the next run's sweep.
+end) and, while a model call is in flight, raises `Interrupted` to abandon it. A second signal exits
+immediately — except while the run is saving its work (`finishing`), when it waits for that and only
+a third one exits; a worktree left that way is recovered as a WIP commit by the next run's sweep.
 """
 
 from __future__ import annotations
@@ -19,22 +20,34 @@ from typing import Any
 from openbot.stops import Interrupted
 
 
+def _say(text: str) -> None:
+    try:
+        sys.stderr.write(f"\n{text}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr's reader is gone (a closed pipe): the stop goes on regardless
+        pass
+
+
 class SignalGuard:
     def __init__(self, cancel: threading.Event) -> None:
         self.cancel = cancel
         self.signum = 0
+        self.count = 0
         self.in_model_call = False
+        self.finishing = False  # saving work: a second signal waits, a third one exits
         self._old: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.signum:
-            sys.stderr.write(
-                "\nopenbot: second signal, exiting now; the next run recovers the worktree as a WIP commit\n"
-            )
+        self.count += 1
+        if self.count > 1:
+            if self.finishing and self.count == 2:
+                _say("openbot: saving the bot's work (WIP commit), a few seconds; signal again to abandon it")
+                return
+            _say("openbot: exiting now; the next run in this repo recovers the worktree as a WIP commit")
             os._exit(128 + signum)
         self.signum = signum
         self.cancel.set()
-        sys.stderr.write(f"\nopenbot: {signal.Signals(signum).name} received, stopping (again to force)\n")
+        _say(f"openbot: {signal.Signals(signum).name} received, stopping (again to force)")
         if self.in_model_call:
             raise Interrupted(signum)
 

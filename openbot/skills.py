@@ -104,55 +104,128 @@ def load_skill(path: Path, source: str, *, default_name: str | None = None) -> S
     return Skill(name, " ".join(description.split()), body.strip(), path, source)
 
 
-def discover(directory: Path, source: str) -> list[Skill]:
-    """The skills directly in `directory`: `*.md` files and `<dir>/SKILL.md` folders, sorted by name."""
+@dataclass(frozen=True)
+class InvalidSkill:
+    """A skill file that does not load: skipped from prompts, listed, and removable by its file name."""
+
+    name: str  # the file stem or folder name: what `skills remove` takes, since the frontmatter is unreadable
+    path: Path  # the .md file, or the SKILL.md of a skill folder
+    source: str
+    reason: str  # one line naming the file and the problem
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent if self.path.name == SKILL_FILE else self.path
+
+    def warning(self, bot: str | None = None) -> str:
+        """One line for the user: what is wrong and how to fix or remove it."""
+        if self.source == "global":
+            fix = f"openbot skills remove {self.name} --global"
+        elif bot is not None and self.root.parent == paths.bot_skills_dir(bot):
+            fix = f"openbot skills remove {self.name} --bot {bot}"
+        else:
+            return f"skipped invalid skill: {self.reason}; fix or delete {self.root}"
+        return f"skipped invalid skill: {self.reason}; fix the file, or remove it with `{fix}`"
+
+
+def skill_entries(directory: Path) -> list[tuple[str, Path]]:
+    """(file stem or folder name, skill file) of every skill candidate directly in `directory`, unparsed."""
     if not directory.is_dir():
         return []
-    found: dict[str, Skill] = {}
+    found = []
     for entry in sorted(directory.iterdir()):
         if entry.name.startswith("."):
             continue
         if entry.is_dir() and (entry / SKILL_FILE).is_file():
-            skill = load_skill(entry / SKILL_FILE, source)
+            found.append((entry.name, entry / SKILL_FILE))
         elif entry.is_file() and entry.suffix == ".md" and entry.name.lower() not in _NOT_SKILLS:
-            skill = load_skill(entry, source)
-        else:
+            found.append((entry.stem, entry))
+    return found
+
+
+def scan(directory: Path, source: str) -> tuple[list[Skill], list[InvalidSkill]]:
+    """The skills directly in `directory` sorted by name, and the files that do not load (never raises)."""
+    found: dict[str, Skill] = {}
+    invalid: list[InvalidSkill] = []
+    for stem, path in skill_entries(directory):
+        try:
+            skill = load_skill(path, source)
+            if skill.name in found:
+                raise ConfigError(
+                    f"{directory}: two skills named '{skill.name}': {found[skill.name].path} and {path}",
+                    hint="rename or remove one of them",
+                )
+        except ConfigError as e:
+            invalid.append(InvalidSkill(stem, path, source, e.one_line()))
             continue
-        if skill.name in found:
-            raise ConfigError(
-                f"{directory}: two skills named '{skill.name}': {found[skill.name].path} and {skill.path}",
-                hint="rename or remove one of them",
-            )
         found[skill.name] = skill
-    return sorted(found.values(), key=lambda s: s.name)
+    return sorted(found.values(), key=lambda s: s.name), invalid
+
+
+def discover(directory: Path, source: str) -> list[Skill]:
+    """The skills directly in `directory`: `*.md` files and `<dir>/SKILL.md` folders, sorted by name.
+
+    Strict: the first file that does not load raises ConfigError (right for a source being installed)."""
+    skills, invalid = scan(directory, source)
+    if invalid:
+        raise ConfigError(invalid[0].reason)
+    return skills
 
 
 def shipped_skills(names: list[str]) -> list[Skill]:
     """The shipped skills a bot's `shipped_skills` names (["*"] = all); an unknown name is an error."""
-    available = {s.name: s for s in discover(paths.SHIPPED_SKILLS, "shipped")}
+    return _shipped(names)[0]
+
+
+def _shipped(names: list[str]) -> tuple[list[Skill], list[InvalidSkill]]:
+    skills, invalid = scan(paths.SHIPPED_SKILLS, "shipped")
+    available = {s.name: s for s in skills}
     if "*" in names:
-        return list(available.values())
+        return list(available.values()), invalid
+    broken = {i.name for i in invalid}
     for name in names:
-        if name not in available:
+        if name not in available and name not in broken:
             hint = f"shipped skills: {', '.join(available)}" if available else "no skills are shipped"
             raise NotFoundError(f"shipped_skills: no shipped skill named '{name}'", hint=hint)
-    return [available[n] for n in dict.fromkeys(names)]
+    return [available[n] for n in dict.fromkeys(names) if n in available], [
+        i for i in invalid if i.name in names
+    ]
+
+
+def check_skills(
+    bot: str, repo_root: Path | None, shipped: list[str]
+) -> tuple[list[Skill], list[InvalidSkill]]:
+    """The skills a bot's prompt gets (one per name, the most specific layer winning), and skipped files."""
+    layers = [_shipped(shipped), scan(paths.global_skills_dir(), "global")]
+    if repo_root is not None:
+        layers.append(scan(paths.repo_skills_dir(repo_root), "repo"))
+    layers.append(scan(paths.bot_skills_dir(bot), "bot"))
+    if repo_root is not None and (paths.repo_bots_dir(repo_root) / bot / "config.md").is_file():
+        layers.append(scan(paths.repo_bots_dir(repo_root) / bot / "skills", "bot"))
+    merged: dict[str, Skill] = {}
+    invalid: list[InvalidSkill] = []
+    for skills, bad in layers:
+        invalid += bad
+        for skill in skills:
+            merged.pop(skill.name, None)  # re-insert so the order shows the layer that won
+            merged[skill.name] = skill
+    return list(merged.values()), invalid
+
+
+def load_skills_checked(
+    bot: str, repo_root: Path | None, shipped: list[str]
+) -> tuple[list[Skill], list[str]]:
+    """The bot's prompt skills, and one warning line per skill file skipped because it does not load.
+
+    A bad file (maybe one the bot wrote itself) must not stop every later run: it is left out and reported.
+    """
+    skills, invalid = check_skills(bot, repo_root, shipped)
+    return skills, [i.warning(bot) for i in invalid]
 
 
 def load_skills(bot: str, repo_root: Path | None, shipped: list[str]) -> list[Skill]:
-    """Exactly the skills a bot's prompt gets: one per name, the most specific layer winning."""
-    layers = [shipped_skills(shipped), discover(paths.global_skills_dir(), "global")]
-    if repo_root is not None:
-        layers.append(discover(paths.repo_skills_dir(repo_root), "repo"))
-    layers.append(discover(paths.bot_skills_dir(bot), "bot"))
-    if repo_root is not None and (paths.repo_bots_dir(repo_root) / bot / "config.md").is_file():
-        layers.append(discover(paths.repo_bots_dir(repo_root) / bot / "skills", "bot"))
-    merged: dict[str, Skill] = {}
-    for layer in layers:
-        for skill in layer:
-            merged.pop(skill.name, None)  # re-insert so the order shows the layer that won
-            merged[skill.name] = skill
-    return list(merged.values())
+    """Exactly the skills a bot's prompt gets; files that do not load are left out (load_skills_checked)."""
+    return check_skills(bot, repo_root, shipped)[0]
 
 
 def _is_git_url(source: str) -> bool:
@@ -179,9 +252,19 @@ def _clone(url: str, into: Path) -> Path:
     except subprocess.TimeoutExpired as e:
         raise GitError(f"git clone {url} took over {CLONE_TIMEOUT_SECS} s") from e
     if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        raise GitError(f"git clone {url} failed: {last}", hint="check the URL and your access to it")
+        raise GitError(
+            f"git clone {url} failed: {_git_reason(out.stderr)}", hint="check the URL and your access to it"
+        )
     return target
+
+
+def _git_reason(stderr: str) -> str:
+    """The `fatal:`/`error:` lines of git's stderr, which say what went wrong (the rest is advice)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    meaningful = [
+        line.split(":", 1)[1].strip() for line in lines if line.lower().startswith(("fatal:", "error:"))
+    ]
+    return "; ".join(meaningful or lines[:1]) or "no output"
 
 
 def _skills_in(root: Path, name_hint: str) -> list[Skill]:
@@ -212,7 +295,10 @@ def install_skill(source: str, dest_dir: Path, force: bool = False) -> list[Skil
             raise UsageError(
                 f"no skills found in {source}", hint="expected *.md files or <name>/SKILL.md folders"
             )
-        existing = {s.name: s for s in discover(dest_dir, "installed")}
+        valid, invalid = scan(dest_dir, "installed")
+        # A file that no longer loads still holds its name: --force replaces it, which is one way to fix it.
+        existing: dict[str, Skill | InvalidSkill] = {i.name: i for i in invalid}
+        existing.update((s.name, s) for s in valid)
         clash = [s.name for s in found if s.name in existing]
         if clash and not force:
             raise UsageError(
@@ -222,7 +308,7 @@ def install_skill(source: str, dest_dir: Path, force: bool = False) -> list[Skil
         paths.make_private_dir(dest_dir)
         for skill in found:
             if skill.name in existing:
-                _remove(existing[skill.name])
+                _remove(existing[skill.name].root)
             target = dest_dir / skill.name if skill.path.name == SKILL_FILE else dest_dir / f"{skill.name}.md"
             _copy_private(skill.root, target)
     installed = {s.name: s for s in discover(dest_dir, "installed")}
@@ -242,19 +328,23 @@ def _copy_private(src: Path, dst: Path) -> None:
         _copy_private(entry, dst / entry.name)
 
 
-def _remove(skill: Skill) -> None:
-    if skill.root.is_dir():
-        shutil.rmtree(skill.root)
+def _remove(root: Path) -> None:
+    if root.is_dir():
+        shutil.rmtree(root)
     else:
-        skill.root.unlink()
+        root.unlink()
 
 
 def remove_skill(name: str, dest_dir: Path) -> Path:
-    """Delete the skill `name` from `dest_dir` (its file, or its whole folder); return what was removed."""
-    skills = {s.name: s for s in discover(dest_dir, "installed")}
-    if name not in skills:
-        close = difflib.get_close_matches(name, list(skills), n=3)
-        hint = f"did you mean '{close[0]}'?" if close else f"skills there: {', '.join(skills) or 'none'}"
+    """Delete the skill `name` from `dest_dir` (its file, or its whole folder); return what was removed.
+
+    A skill that does not load is found by its file stem or folder name, without parsing it."""
+    valid, invalid = scan(dest_dir, "installed")
+    roots = {i.name: i.root for i in invalid}
+    roots.update((s.name, s.root) for s in valid)
+    if name not in roots:
+        close = difflib.get_close_matches(name, list(roots), n=3)
+        hint = f"did you mean '{close[0]}'?" if close else f"skills there: {', '.join(roots) or 'none'}"
         raise NotFoundError(f"no skill named '{name}' in {dest_dir}", hint=hint)
-    _remove(skills[name])
-    return skills[name].root
+    _remove(roots[name])
+    return roots[name]

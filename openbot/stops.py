@@ -7,7 +7,10 @@ status and a run exit code.
 from __future__ import annotations
 
 
-class Stop(Exception):
+class Stop(BaseException):
+    """A BaseException, like KeyboardInterrupt: code that catches Exception (the SDK's own retry loop
+    among it) must not swallow a ctrl-c or a budget stop."""
+
     status = "failed"
     exit_code = 1
 

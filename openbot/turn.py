@@ -15,7 +15,7 @@ from typing import Any
 
 from openbot.budget import Budget
 from openbot.context import ContextKeeper
-from openbot.conversation import Conversation
+from openbot.conversation import Conversation, not_run
 from openbot.errors import ModelError
 from openbot.events import (
     Message,
@@ -95,16 +95,15 @@ class Turn:
                 raise
             result.steps += 1
             self._account(reply.usage, result)
-            self.conversation.append({"role": "assistant", "content": reply.content})
+            if reply.content:  # an empty assistant message would make every later request invalid
+                self.conversation.append({"role": "assistant", "content": reply.content})
             if reply.text:
                 sink.emit(Message(text=reply.text))
                 result.last_text = reply.text
                 result.texts.append(reply.text)
             if not reply.tool_uses:
                 return self._end(result, "end_turn", reply.stop_reason)
-            self.conversation.append(
-                {"role": "user", "content": [self._run_tool(t) for t in reply.tool_uses]}
-            )
+            self._run_tools(reply.tool_uses)
             if self.ctx.completion is not None:
                 return self._end(result, "session_complete", "session_complete")
             if self.ctx.cancel.is_set():
@@ -153,6 +152,21 @@ class Turn:
                 cost_usd=round(usage.cost_usd, 6),
             )
         )
+
+    def _run_tools(self, tool_uses: list[dict[str, Any]]) -> None:
+        """Run the calls in order; once cancelled, the rest get a "not run" result. Every tool_use gets
+        its tool_result, whatever happens, so the saved conversation stays valid for resume."""
+        results: list[dict[str, Any]] = []
+        try:
+            for tool_use in tool_uses:
+                if self.ctx.cancel.is_set() or self.ctx.completion is not None:
+                    break
+                results.append(self._run_tool(tool_use))
+        finally:
+            done = {r["tool_use_id"] for r in results}
+            why = "session_complete was called" if self.ctx.completion is not None else "the run was stopped"
+            results += [not_run(t["id"], why) for t in tool_uses if t["id"] not in done]
+            self.conversation.append({"role": "user", "content": results})
 
     def _run_tool(self, tool_use: dict[str, Any]) -> dict[str, Any]:
         self.ctx.sink.emit(ToolCall(id=tool_use["id"], name=tool_use["name"], input=tool_use["input"]))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from openbot import paths
 from openbot.errors import OpenbotError
+from openbot.runstate import mark_dead
 
 if TYPE_CHECKING:
     from openbot.runner import RunPlan
@@ -74,6 +75,8 @@ class Workspace:
 
             for swept in sweep_dead(plan.repo):
                 self.view.line(f"· recovered a worktree left by a dead run: {swept}")
+                if swept.bot != "?" and swept.run_id != "?":
+                    mark_dead(swept.bot, swept.run_id, swept.wip_sha)
             if plan.resume is not None:
                 self.wt = reopen_branch(plan.repo, rec.branch, plan.bot.name, rec.run_id)
             else:

@@ -46,7 +46,8 @@ __all__ = [
 ]
 
 WORKTREES_DIR = "openbot-worktrees"
-OWNER_FILE = "openbot-owner.json"
+OWNER_SUFFIX = ".owner.json"  # <common>/openbot-worktrees/<name>.owner.json
+LEGACY_OWNER_FILE = "openbot-owner.json"  # in the admin dir, before openbot kept it out of the bot's reach
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")  # a user's post-checkout hook has no place in a bot run
 
 
@@ -66,11 +67,12 @@ class SweptWorktree:
     name: str
     branch: str
     wip_sha: str | None  # the recovered work, None if the worktree was clean or already gone
-    run_id: str
+    run_id: str  # the dead run, "?" when its owner record did not say
+    bot: str = "?"
 
     def __str__(self) -> str:
         saved = f"work saved as {self.wip_sha[:12]}" if self.wip_sha else "nothing uncommitted"
-        return f"{self.name} of run {self.run_id}: {saved} on branch {self.branch}"
+        return f"{self.name} of {self.bot} run {self.run_id}: {saved} on branch {self.branch}"
 
 
 def create_worktree(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool = False) -> Worktree:
@@ -135,7 +137,7 @@ def remove_worktree(wt: Worktree, wip_message: str) -> str | None:
     If the work cannot be committed, GitError is raised and the directory is left in place.
     """
     wip = None
-    if (wt.path / ".git").is_file() and wt.admin_dir.is_dir():
+    if wt.path.is_dir():  # whatever the bot did to its `.git`: commit_wip trusts only wt's own paths
         wip = commit_wip(wt, wip_message)
     try:
         with _creation_lock(wt.common_dir) as root:
@@ -147,23 +149,20 @@ def remove_worktree(wt: Worktree, wip_message: str) -> str | None:
 
 
 def sweep_dead(repo: RepoInfo) -> list[SweptWorktree]:
-    """Recover and remove openbot worktrees on this host whose run died (or whose directory is gone)."""
+    """Recover and remove openbot worktrees whose run certainly died (or whose directory is gone).
+
+    Only openbot's own entries are touched: the user's linked worktrees are never pruned, not even one
+    whose directory is missing for a while (an unmounted disk).
+    """
     swept: list[SweptWorktree] = []
     trash: list[Path | None] = []
-    admin_root = repo.common_dir / "worktrees"
     with _creation_lock(repo.common_dir) as root:
-        for admin in sorted(admin_root.iterdir()) if admin_root.is_dir() else []:
-            path = _checkout_path(admin)
-            if path is None or path.parent.resolve() != root.resolve():
-                continue  # not one of ours
-            owner = _read_owner(admin)
-            if owner is None or owner.get("host") != socket.gethostname():
-                continue  # unreadable, or another machine's run: it may well be alive
-            missing = not path.exists()
-            if not missing and _alive(owner):
+        for name, owner in _owners(root, repo.common_dir):
+            wt = _recorded(repo.common_dir, root, name, owner)
+            missing = not wt.path.exists()
+            if wt.branch is None or not _owner_gone(owner, missing):
                 continue
             run_id = str(owner.get("run_id", "?"))
-            wt = _from_admin(admin, path, repo.common_dir)
             wip = None
             if not missing:
                 try:
@@ -171,9 +170,8 @@ def sweep_dead(repo: RepoInfo) -> list[SweptWorktree]:
                 except GitError:
                     continue  # keep the directory rather than lose the work
             trash.append(_detach(wt, root))
-            swept.append(SweptWorktree(wt.name, wt.branch, wip, run_id))
+            swept.append(SweptWorktree(wt.name, wt.branch, wip, run_id, str(owner.get("bot", "?"))))
         trash += [p for p in root.glob(".trash-*")]  # left by a removal that was itself interrupted
-    run_git(repo.workdir, "worktree", "prune", check=False)
     for p in trash:
         _rmtree(p)
     return swept
@@ -249,8 +247,8 @@ def _detach(wt: Worktree, root: Path) -> Path | None:
         _open(wt.common_dir).lookup_worktree(wt.admin_dir.name).prune(3)  # 3 = valid | locked
     except (KeyError, pygit2.GitError, GitError):
         pass  # already pruned
-    if _checkout_path(wt.admin_dir) == wt.path:
-        shutil.rmtree(wt.admin_dir, ignore_errors=True)
+    shutil.rmtree(wt.admin_dir, ignore_errors=True)  # named by openbot's record: always ours
+    (root / f"{wt.name}{OWNER_SUFFIX}").unlink(missing_ok=True)
     return trash
 
 
@@ -279,35 +277,82 @@ def _checkout_path(admin_dir: Path) -> Path | None:
         return None
 
 
-def _from_admin(admin: Path, path: Path, common_dir: Path) -> Worktree:
-    try:
-        head = (admin / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        head = ""
-    branch = head.removeprefix("ref: refs/heads/") if head.startswith("ref: ") else f"openbot/{admin.name}"
-    return Worktree(admin.name, path, branch, "", "", admin, common_dir)
-
-
 def _write_owner(wt: Worktree, run_id: str, bot: str) -> None:
+    """Record who owns the worktree next to it, out of the sandboxed bot's reach (unlike its admin dir)."""
     owner = {
         "pid": os.getpid(),
         "pid_start": _proc_start(os.getpid()),
-        "host": socket.gethostname(),
+        **_identity(),
         "run_id": run_id,
         "bot": bot,
+        "branch": wt.branch,
+        "base_commit": wt.base_commit,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    tmp = wt.admin_dir / f"{OWNER_FILE}.tmp"
+    tmp = wt.path.parent / f".{wt.name}{OWNER_SUFFIX}.tmp"
     tmp.write_text(json.dumps(owner) + "\n", encoding="utf-8")
-    os.replace(tmp, wt.admin_dir / OWNER_FILE)
+    os.replace(tmp, wt.path.parent / f"{wt.name}{OWNER_SUFFIX}")
 
 
-def _read_owner(admin: Path) -> dict[str, Any] | None:
+def _owners(root: Path, common_dir: Path) -> list[tuple[str, dict[str, Any]]]:
+    """openbot's worktrees by name with their owner records, the older ones (in the admin dir) included."""
+    found = {}
+    admin_root = common_dir / "worktrees"
+    for admin in sorted(admin_root.iterdir()) if admin_root.is_dir() else []:
+        if (old := _read_owner(admin / LEGACY_OWNER_FILE)) is not None:
+            # the bot could write this file: the branch it names is not believed (see _recorded)
+            found[admin.name] = {k: v for k, v in old.items() if k not in ("branch", "base_commit")}
+    for record in root.glob(f"*{OWNER_SUFFIX}"):
+        if (owner := _read_owner(record)) is not None:
+            found[record.name.removesuffix(OWNER_SUFFIX)] = owner
+    return sorted(found.items())
+
+
+def _recorded(common_dir: Path, root: Path, name: str, owner: dict[str, Any]) -> Worktree:
+    """The worktree an owner record stands for; its paths follow from its name, never from git's files."""
+    admin = common_dir / "worktrees" / name
+    branch = owner.get("branch")
+    if not isinstance(branch, str) or not branch:
+        # an older record names no branch; HEAD is the bot's to rewrite, so only an openbot branch counts
+        try:
+            head = (admin / "HEAD").read_text(encoding="utf-8").strip().removeprefix("ref: refs/heads/")
+        except (OSError, UnicodeDecodeError):
+            head = ""
+        branch = head if head.startswith("openbot/") else f"openbot/{name}"
+    return Worktree(name, root / name, branch, "", str(owner.get("base_commit", "")), admin, common_dir)
+
+
+def _read_owner(path: Path) -> dict[str, Any] | None:
     try:
-        owner = json.loads((admin / OWNER_FILE).read_text(encoding="utf-8"))
+        owner = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return owner if isinstance(owner, dict) and isinstance(owner.get("pid"), int) else None
+
+
+def _identity() -> dict[str, str | None]:
+    """What tells this process's machine, boot and pid namespace apart (a container may share a hostname)."""
+    try:
+        boot_id: str | None = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
+    except OSError:
+        boot_id = None
+    try:
+        pid_ns: str | None = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        pid_ns = None
+    return {"host": socket.gethostname(), "boot_id": boot_id, "pid_ns": pid_ns}
+
+
+def _owner_gone(owner: dict[str, Any], missing: bool) -> bool:
+    """Whether the run owning a worktree is certainly gone; when unsure, its worktree stays."""
+    me = _identity()
+    if owner.get("host") != me["host"]:
+        return False  # another machine's run: it may well be alive
+    if owner.get("boot_id") and me["boot_id"] and owner["boot_id"] != me["boot_id"]:
+        return True  # the machine rebooted since: every process of that boot is gone
+    if owner.get("pid_ns") and me["pid_ns"] and owner["pid_ns"] != me["pid_ns"]:
+        return False  # another container with this hostname: its pids mean nothing here
+    return missing or not _alive(owner)
 
 
 def _proc_start(pid: int) -> int | None:

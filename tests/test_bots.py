@@ -142,7 +142,23 @@ def test_delete_refuses_repo_committed_bot(repo: Path) -> None:
     with pytest.raises(UsageError) as e:
         bots.delete_bot("ci", repo)
     assert "committed in the repository" in e.value.message and str(committed) in e.value.message
+    assert "--home" not in e.value.hint  # there is no home bot to point at
     assert committed.is_file()
+
+
+def test_delete_home_bot_shadowed_by_a_committed_one(repo: Path, openbot_home: Path) -> None:
+    # Bug fixed: the refusal did not say how to delete the home bot of the same name.
+    bots.create_bot("ci")
+    committed = repo / ".openbot" / "bots" / "ci" / "config.md"
+    committed.parent.mkdir(parents=True)
+    committed.write_text("Review.\n")
+    with pytest.raises(UsageError) as e:
+        bots.delete_bot("ci", repo)
+    assert "pass --home" in e.value.hint and str(openbot_home / "bots" / "ci") in e.value.hint
+    assert bots.delete_bot("ci", repo, home=True) == openbot_home / "bots" / "ci"
+    assert not (openbot_home / "bots" / "ci").exists() and committed.is_file()
+    with pytest.raises(NotFoundError, match="no home bot named 'ci'"):
+        bots.delete_bot("ci", repo, home=True)
 
 
 def test_bots_by_source_marks_shadowed_home_bot(repo: Path) -> None:

@@ -82,11 +82,19 @@ def test_create_and_show(cli, openbot_home: Path) -> None:
     r = cli("bots", "show", "fixer")
     assert r.exit_code == 0
     assert f"path: {path}" in r.stdout and "source: home" in r.stdout
-    assert 'description          = "Fixes bugs"\n' in r.stdout
-    assert "max_iterations       = 10  (default)" in r.stdout
+    assert (
+        'description          = "Fixes bugs"         config.md  # One line shown by `openbot bots list`.'
+        in (r.stdout)
+    )
+    # Bug fixed: the README promised each key's meaning, but show printed only values.
+    assert (
+        "max_iterations       = 10                   default    # Iterations (sessions) per run;" in r.stdout
+    )
+    assert "network              = false " in r.stdout
     assert r.stdout.rstrip().endswith("instructions:\nFix the failing test.")
     doc = json.loads(cli("bots", "show", "fixer", "--json").stdout)
     assert doc["config"]["max_turn_steps"] == 100 and doc["set_in_file"] == ["description"]
+    assert doc["docs"]["sandbox"] == "What the agent's commands may touch."
     assert set(doc["config"]) >= {"model", "sandbox", "shipped_skills"}
 
 
@@ -148,6 +156,34 @@ def test_delete_refuses_repo_bot(cli, repo: Path) -> None:
     path = commit_bot(repo, "ci", "Review.\n")
     r = cli("bots", "delete", "ci", "--yes", cwd=repo)
     assert r.exit_code == 2 and "committed in the repository" in r.stderr and path.is_file()
+
+
+def test_delete_home_bot_shadowed_by_repo_bot(cli, repo: Path) -> None:
+    cli("bots", "create", "ci", cwd=repo)
+    committed = commit_bot(repo, "ci", "Review.\n")
+    r = cli("bots", "delete", "ci", "--yes")
+    assert r.exit_code == 2 and "pass --home" in r.stderr
+    r = cli("bots", "delete", "ci", "--home")  # still asks before deleting the home bot
+    assert r.exit_code == 2 and "--yes" in r.stderr and paths.bot_home("ci").is_dir()
+    r = cli("bots", "delete", "ci", "--home", "--yes")
+    assert r.exit_code == 0 and f"deleted {paths.bot_home('ci')}" in r.stdout
+    assert not paths.bot_home("ci").exists() and committed.is_file()
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [('env_passthrough = ["*"]', "env_passthrough"), ('shipped_skills = ["nope"]', "shipped_skills")],
+)
+def test_values_that_failed_mid_run_are_reported_by_show_and_list(
+    cli, tmp_path: Path, line: str, key: str
+) -> None:
+    config = paths.bot_home("b") / "config.md"
+    config.parent.mkdir(parents=True)
+    config.write_text(f"+++\n{line}\n+++\nGo.\n")
+    r = cli("bots", "show", "b", cwd=tmp_path)
+    assert r.exit_code == 2 and str(config) in r.stderr and f"key '{key}'" in r.stderr
+    (row,) = json.loads(cli("bots", "list", "--json").stdout)
+    assert f"key '{key}'" in row["error"]
 
 
 def test_delete_unknown(cli) -> None:

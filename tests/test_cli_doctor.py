@@ -93,3 +93,35 @@ def test_invalid_bots_fail_but_do_not_stop_the_checks(cli, repo: Path, openbot_h
     assert got["bot broken (repo)"] == "FAIL" and "'max_iterations' must be an integer" in r.stdout
     assert got["bot bad-home (home)"] == "FAIL" and "not closed" in r.stdout
     assert r.exit_code == 1
+
+
+def test_invalid_skill_files_fail_naming_each_file(cli, repo: Path, openbot_home: Path) -> None:
+    # Bug fixed: doctor said PASS while a bad skill broke every run of the bot.
+    cli("bots", "create", "sb", cwd=repo)
+    learned = openbot_home / "bots" / "sb" / "skills" / "learned.md"
+    learned.parent.mkdir(parents=True)
+    learned.write_text("---\ndescription: use it: always\n---\nBody.\n")
+    global_bad = openbot_home / "skills" / "g" / "SKILL.md"
+    global_bad.parent.mkdir(parents=True)
+    global_bad.write_text("---\nname: [1]\n---\n")
+    (openbot_home / "skills" / "fine.md").write_text("Fine.\n")
+    r = cli("doctor")
+    got = lines(r)
+    assert got["skill learned (bot sb, home)"] == "FAIL" and got["skill g (global)"] == "FAIL"
+    assert str(learned) in r.stdout and str(global_bad) in r.stdout and "skills" not in got
+    assert got["bot sb (home)"] == "PASS" and r.exit_code == 1
+    learned.unlink()
+    global_bad.unlink()
+    r = cli("doctor")
+    assert lines(r)["skills"] == "PASS" and "all load" in r.stdout
+
+
+def test_config_values_caught_only_mid_run_fail_in_doctor(cli, tmp_path: Path, openbot_home: Path) -> None:
+    for name, line in (("env", 'env_passthrough = ["*"]'), ("ship", 'shipped_skills = ["nonexistent"]')):
+        config = openbot_home / "bots" / name / "config.md"
+        config.parent.mkdir(parents=True)
+        config.write_text(f"+++\n{line}\n+++\nGo.\n")
+    r = cli("doctor", cwd=tmp_path)
+    got = lines(r)
+    assert got["bot env (home)"] == "FAIL" and got["bot ship (home)"] == "FAIL" and r.exit_code == 1
+    assert "key 'env_passthrough'" in r.stdout and "key 'shipped_skills'" in r.stdout

@@ -96,6 +96,48 @@ def test_session_view_shows_commands_exit_codes_and_messages(cli, repo: Path) ->
     ]
 
 
+def test_session_view_renders_nested_and_multi_line_metadata(cli, repo: Path) -> None:
+    h = history_of(repo)
+    meta = h.create_session("run-1", "claude-x", prompt_summary="first line\nsecond line")
+    meta.tokens["input"] = 12_000
+    meta.extra["budget"] = {
+        "cost_usd": 0.1234,
+        "max_cost_usd": 5.0,
+        "tokens": 12_345,
+        "max_tokens": None,
+        "minutes": 3.21,
+        "max_minutes": None,
+    }
+    meta.extra["sandbox"] = {"requested": "workspace-write", "enforced": "workspace-write", "warning": ""}
+    meta.extra["other"] = {"k": [1, 2]}
+    h.save(meta)
+    out = cli("history", "fixer", "--session", "1", cwd=repo).stdout
+    # Bug fixed: these were printed as Python dicts, and a second line of prompt_summary started at column 0.
+    assert "  budget:           $0.12 of $5.00, 12,345 tokens, 3.2 min\n" in out
+    assert "  sandbox:          workspace-write (enforced)\n" in out
+    assert "  prompt_summary:   first line\n                    second line\n" in out
+    assert '  other:            {"k": [1, 2]}\n' in out and "'" not in out.split("\n\n")[0]
+    assert "input 12,000" in out
+
+
+def test_session_view_shows_a_sandbox_that_was_not_enforced(cli, repo: Path) -> None:
+    h = history_of(repo)
+    meta = h.create_session("run-1", "claude-x")
+    meta.extra["sandbox"] = {
+        "requested": "read-only",
+        "enforced": "danger-full-access",
+        "warning": "no Landlock",
+    }
+    meta.extra["budget"] = {"cost_usd": "oops"}  # hand-edited: shown as it is, not a crash
+    h.save(meta)
+    r = cli("history", "fixer", "--session", "1", cwd=repo)
+    assert (
+        r.exit_code == 0
+        and "sandbox:          danger-full-access (requested read-only: no Landlock)" in r.stdout
+    )
+    assert 'budget:           {"cost_usd": "oops"}' in r.stdout
+
+
 def test_session_without_events_or_metadata(cli, repo: Path) -> None:
     h = history_of(repo)
     add_session(h, "ok")

@@ -98,6 +98,29 @@ def test_project_override_before_or_after_the_subcommand(cli, repo: Path) -> Non
     assert MemoryStore(paths.memory_file("fixer", "other-1")).load() == {"k": "v"}
     assert cli("memory", "fixer", "show", "--project", "other-1").stdout.strip() == "k: v"
     assert cli("memory", "fixer", "show").stdout.startswith("no memory")
+    # Bug fixed: between the bot and the subcommand it failed with "No such command '--project'".
+    r = cli("memory", "fixer", "--project", "other-1", "show")
+    assert r.exit_code == 0 and r.stdout.strip() == "k: v"
+    assert cli("memory", "fixer", "--project=other-1", "set", "j", "w").exit_code == 0
+    assert MemoryStore(paths.memory_file("fixer", "other-1")).load() == {"k": "v", "j": "w"}
+    # The subcommand's own --project wins over the group's.
+    r = cli("memory", "fixer", "--project", "other-1", "show", "--project", "other-2")
+    assert r.exit_code == 0 and r.stdout.startswith("no memory for fixer in other-2")
+
+
+@pytest.mark.parametrize(
+    "args", [("ghost", "show", "--help"), ("fixer", "set", "--help"), ("x", "clear", "-h")]
+)
+def test_subcommand_help_works_for_any_bot(cli, repo: Path, args: tuple[str, ...]) -> None:
+    # Bug fixed: the group callback looked the bot up before the subcommand could show its help.
+    r = cli("memory", *args, cwd=repo)
+    assert r.exit_code == 0 and "Usage:" in r.stdout and "--project" in r.stdout
+
+
+def test_unknown_bot_is_still_an_error_with_project_between(cli, repo: Path) -> None:
+    r = cli("memory", "ghost", "--project", "p", "show", cwd=repo)
+    assert r.exit_code == 2 and "no bot named 'ghost'" in r.stderr
+    assert not (paths.bot_home("ghost")).exists()
 
 
 @pytest.mark.parametrize(
@@ -106,6 +129,7 @@ def test_project_override_before_or_after_the_subcommand(cli, repo: Path) -> Non
         ("memory", "--project", "../escape", "fixer", "show"),
         ("memory", "fixer", "show", "--project", "a/b"),
         ("memory", "fixer", "set", "k", "v", "--project", ".."),
+        ("memory", "fixer", "--project", "a b", "show"),
     ],
 )
 def test_bad_project_exits_2(cli, repo: Path, args: tuple[str, ...]) -> None:

@@ -69,10 +69,32 @@ def test_list_for_unknown_bot(cli, tmp_path: Path) -> None:
     assert r.exit_code == 2 and "no bot named 'ghost'" in r.stderr
 
 
-def test_list_with_broken_skill_names_the_file(cli, tmp_path: Path) -> None:
+def test_list_shows_a_broken_skill_as_invalid(cli, tmp_path: Path) -> None:
+    # Bug fixed: one broken skill made `skills list` fail altogether.
     bad = write(paths.global_skills_dir() / "bad.md", "---\ndescription: a: b\n---\n")
+    write(paths.global_skills_dir() / "good.md", skill_md("good"))
     r = cli("skills", "list", cwd=tmp_path)
-    assert r.exit_code == 2 and str(bad) in r.stderr and "quote" in r.stderr
+    assert r.exit_code == 0, r.output
+    (bad_row,) = [line for line in r.stdout.splitlines() if line.startswith("bad ")]
+    assert "global" in bad_row and f"invalid: {bad}: invalid YAML" in bad_row and "quote" in bad_row
+    rows = {row["name"]: row for row in json.loads(cli("skills", "list", "--json").stdout)}
+    assert rows["good"]["error"] is None and "invalid YAML" in rows["bad"]["error"]
+    r = cli("skills", "show", "bad")
+    assert r.exit_code == 2 and str(bad) in r.stderr and "invalid YAML" in r.stderr
+
+
+def test_a_bot_with_a_broken_learned_skill_can_list_and_remove_it(cli, repo: Path) -> None:
+    # Bug fixed: the bad skill blocked `skills list <bot>` and `skills remove` with the same parse error.
+    cli("bots", "create", "sb", cwd=repo)
+    learned = write(paths.bot_skills_dir("sb") / "learned.md", "---\nname: a: b\n---\nAlways.\n")
+    write(paths.bot_skills_dir("sb") / "kept.md", skill_md("kept"))
+    r = cli("skills", "list", "sb")
+    assert r.exit_code == 0, r.output
+    assert "learned  bot      invalid:" in r.stdout and "The kept skill" in r.stdout
+    r = cli("skills", "remove", "learned", "--bot", "sb")
+    assert r.exit_code == 0, r.output
+    assert f"removed {learned}" in r.stdout and not learned.exists()
+    assert listed(cli, "sb", cwd=repo) == [("kept", "bot")]
 
 
 def test_show_unknown(cli, tmp_path: Path) -> None:

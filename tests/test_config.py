@@ -95,7 +95,7 @@ def test_unclosed_frontmatter() -> None:
 
 def test_unknown_sandbox_value_lists_choices() -> None:
     e = parse_error('+++\nsandbox = "full"\n+++\n')
-    assert "'sandbox'" in e.message and "'full'" in e.message
+    assert "'sandbox'" in e.message and 'value "full"' in e.message
     assert "workspace-write" in e.hint and "danger-full-access" in e.hint
 
 
@@ -104,10 +104,108 @@ def test_negative_numbers(line: str) -> None:
     assert "must not be negative" in parse_error(f"+++\n{line}\n+++\n").message
 
 
-@pytest.mark.parametrize("line", ["max_cost_usd = nan", "sleep_secs = inf", "max_minutes = -inf"])
-def test_non_finite_numbers(line: str) -> None:
+@pytest.mark.parametrize(
+    ("line", "hint"),
+    [
+        ("max_cost_usd = nan", "max_cost_usd = 0 for no limit"),
+        ("max_minutes = -inf", "max_minutes = 0 for no limit"),
+        # Bug fixed: "use 0 for no limit" was offered for keys where 0 means something else.
+        ("sleep_secs = inf", "e.g. sleep_secs = 30"),
+        ("command_timeout_secs = inf", "e.g. command_timeout_secs = 600"),
+    ],
+)
+def test_non_finite_numbers(line: str, hint: str) -> None:
     # Bug fixed: nan passed the `< 0` check and inf made time.sleep overflow.
-    assert "finite" in parse_error(f"+++\n{line}\n+++\n").message
+    e = parse_error(f"+++\n{line}\n+++\n")
+    assert "finite" in e.message and hint in e.hint
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("max_iterations = true", "got true"),
+        ('max_iterations = "3"', 'got "3"'),
+        ("max_iterations = 1.5", "got 1.5"),
+        ('network = "yes"', 'got "yes"'),
+        ("env_passthrough = [1]", "got [1]"),
+    ],
+)
+def test_values_in_errors_are_spelled_as_toml(line: str, shown: str) -> None:
+    # Bug fixed: a TOML boolean was reported as Python's `True`.
+    message = parse_error(f"+++\n{line}\n+++\n").message
+    assert message.endswith(shown) and "True" not in message
+
+
+@pytest.mark.parametrize("entry", ["*", "FOO BAR", "1X", "A-B_*"])
+def test_bad_env_passthrough_entries_are_config_errors(entry: str) -> None:
+    # Bug fixed: caught only when the first command ran, mid-run.
+    e = parse_error(f"+++\nenv_passthrough = [\"HOME\", \"{entry}\"]\n+++\n")
+    assert str(P) in e.message and "'env_passthrough'" in e.message and f'"{entry}"' in e.message
+    assert "PREFIX" in e.message and "CARGO_*" in e.hint
+
+
+def test_good_env_passthrough_entries() -> None:
+    c = parse_text('+++\nenv_passthrough = ["NPM_CONFIG_REGISTRY", "CARGO_*"]\n+++\n', P).config
+    assert c.env_passthrough == ["NPM_CONFIG_REGISTRY", "CARGO_*"]
+
+
+@pytest.fixture
+def shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from openbot import paths
+
+    root = tmp_path / "shipped"
+    (root / "folder-skill").mkdir(parents=True)
+    (root / "folder-skill" / "SKILL.md").write_text("Folder.\n")
+    (root / "writing-tests.md").write_text("Tests.\n")
+    (root / "README.md").write_text("Not a skill.\n")
+    monkeypatch.setattr(paths, "SHIPPED_SKILLS", root)
+    return root
+
+
+def test_shipped_skills_are_checked_against_the_shipped_files(shipped: Path) -> None:
+    ok = parse_text('+++\nshipped_skills = ["writing-tests", "folder-skill"]\n+++\n', P).config
+    assert ok.shipped_skills == ["writing-tests", "folder-skill"]
+    assert parse_text('+++\nshipped_skills = ["*"]\n+++\n', P).config.shipped_skills == ["*"]
+    # Bug fixed: an unknown name was only caught when the run loaded its skills.
+    e = parse_error('+++\nshipped_skills = ["writing-test"]\n+++\n')
+    assert str(P) in e.message and "'shipped_skills'" in e.message and '"writing-test"' in e.message
+    assert e.hint == "did you mean 'writing-tests'?"
+    e = parse_error('+++\nshipped_skills = ["README"]\n+++\n')
+    assert "folder-skill, writing-tests" in e.hint
+
+
+def test_real_shipped_skill_names_are_accepted() -> None:
+    from openbot.config import shipped_skill_names
+
+    assert {"git-hygiene", "writing-tests"} <= set(shipped_skill_names())
+
+
+@pytest.mark.parametrize(
+    ("text", "first_line"),
+    [
+        ("---\nmodel: claude-x\nmax_iterations: 3\n---\nFix bugs.\n", 'model = "claude-x"'),
+        ("\ufeff\n---\nsleep_secs: 5\n---\n", "sleep_secs = 5"),
+        ("---\ndescription:\n---\nGo.\n", 'description = "..."'),
+    ],
+)
+def test_yaml_frontmatter_is_refused(text: str, first_line: str) -> None:
+    # Bug fixed: the YAML block (skills use ---) was silently taken as instructions.
+    e = parse_error(text)
+    assert str(P) in e.message and "TOML between +++ lines, not YAML between ---" in e.message
+    assert first_line in e.hint and "+++" in e.hint
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\nJust a rule above some prose.\n---\nMore.\n",
+        "---\n\n# Heading\n",
+        "Intro\n---\nmodel: x\n---\n",
+        "---\n- a list\n- item\n---\n",
+    ],
+)
+def test_markdown_rules_in_instructions_are_not_yaml(text: str) -> None:
+    assert parse_text(text, P).instructions == text.strip()
 
 
 def test_bom_and_crlf(tmp_path: Path) -> None:

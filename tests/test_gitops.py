@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from openbot.errors import UsageError
+from openbot.errors import GitError, UsageError
 from openbot.gitops import commit_wip
 from openbot.repo import RepoInfo, find_repo
 from openbot.worktree import Worktree, apply_action, create_worktree, remove_worktree
 from tests.conftest import git, make_repo
-from tests.test_worktree import snapshot
+from tests.test_worktree import snapshot, worktree_paths
 
 
 def info(path: Path) -> RepoInfo:
@@ -146,11 +146,11 @@ def test_wip_author_is_the_configured_user_else_openbot(repo: Path, tmp_path: Pa
     env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
     code = (
         "import sys; from pathlib import Path; from openbot.worktree import Worktree, commit_wip; "
-        "p = Path(sys.argv[1]); "
-        "print(commit_wip(Worktree('n', p, sys.argv[2], '', '', p, p), 'openbot: WIP two'))"
+        "p, admin, common = map(Path, sys.argv[2:]); "
+        "print(commit_wip(Worktree(p.name, p, sys.argv[1], '', '', admin, common), 'openbot: WIP two'))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, str(wt.path), wt.branch],
+        [sys.executable, "-c", code, wt.branch, str(wt.path), str(wt.admin_dir), str(wt.common_dir)],
         env=env,
         capture_output=True,
         text=True,
@@ -175,3 +175,60 @@ def test_wip_stages_deletions_and_skips_a_nested_repository(tmp_path: Path) -> N
     assert sha is not None
     assert git(repo, "ls-tree", "-r", "--name-only", sha).splitlines() == ["keep.txt", "new.txt"]
     assert git(wt.path, "status", "--porcelain") == "?? vendor/"
+
+
+@pytest.mark.parametrize("tamper", ["points at the user's git dir", "deleted", "a new repository"])
+def test_wip_never_follows_the_bots_dotgit(repo: Path, tamper: str) -> None:
+    """The bot may rewrite its worktree's `.git`: the WIP still lands on its branch, never in the user's index."""
+    wt = create_worktree(info(repo), "b", "r")
+    before = snapshot(repo)
+    (wt.path / "work.txt").write_text("the bot's work\n")
+    (wt.path / ".git").unlink()
+    if tamper == "points at the user's git dir":
+        (wt.path / ".git").write_text(f"gitdir: {repo / '.git'}\n")
+    elif tamper == "a new repository":
+        git(wt.path, "init", "-q")
+
+    sha = remove_worktree(wt, "openbot: WIP")
+
+    assert sha is not None and git(repo, "rev-parse", wt.branch) == sha
+    assert git(repo, "show", f"{sha}:work.txt") == "the bot's work"
+    assert git(repo, "ls-tree", "-r", "--name-only", sha).splitlines() == ["README.md", "work.txt"]
+    assert snapshot(repo) == before and git(repo, "status", "--porcelain") == ""
+    assert not wt.path.exists()
+
+
+def test_wip_ignores_what_the_bot_wrote_into_its_admin_dir(repo: Path, tmp_path: Path) -> None:
+    """HEAD, commondir, gitdir and index of the admin dir are the bot's to write (its sandbox allows it)."""
+    wt = create_worktree(info(repo), "b", "r")
+    decoy = make_repo(tmp_path / "decoy")
+    (wt.path / "work.txt").write_text("the bot's work\n")
+    main = git(repo, "rev-parse", "main")
+    before = snapshot(repo)
+    (wt.admin_dir / "HEAD").write_text("ref: refs/heads/main\n")
+    (wt.admin_dir / "commondir").write_text(f"{decoy / '.git'}\n")
+    (wt.admin_dir / "gitdir").write_text(f"{repo / '.git'}\n")
+    (wt.admin_dir / "index").unlink()
+    (wt.admin_dir / "index").symlink_to(repo / ".git" / "index")
+
+    sha = commit_wip(wt, "openbot: WIP")
+
+    assert sha is not None and git(repo, "rev-parse", wt.branch) == sha
+    assert git(repo, "rev-parse", f"{sha}^") == main and git(repo, "rev-parse", "main") == main
+    assert git(repo, "show", f"{sha}:work.txt") == "the bot's work"
+    assert snapshot(repo) == before
+    assert git(decoy, "rev-list", "--all").count("\n") == 0  # the decoy still has its single commit
+    assert git(wt.path, "status", "--porcelain") == ""  # and the kept worktree leads git to the right place
+    remove_worktree(wt, "openbot: WIP")
+    assert snapshot(repo) == before and worktree_paths(repo) == [str(repo)]
+
+
+def test_a_wip_that_cannot_be_made_keeps_the_directory(repo: Path) -> None:
+    wt = create_worktree(info(repo), "b", "r")
+    (wt.path / "work.txt").write_text("the bot's work\n")
+    git(repo, "update-ref", "-d", f"refs/heads/{wt.branch}")
+    wt.base_commit = ""  # neither the branch nor a base to commit onto
+
+    with pytest.raises(GitError, match="could not commit"):
+        remove_worktree(wt, "openbot: WIP")
+    assert (wt.path / "work.txt").read_text() == "the bot's work\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from openbot.redact import REDACTED, Redactor
+from openbot.redact import REDACTED, Redactor, StreamRedactor
 
 ENVIRON = {
     "ANTHROPIC_API_KEY": "plain-model-key-123456",
@@ -64,3 +64,53 @@ def test_fast_enough_for_every_event_line() -> None:
         r.redact(line)
     per_line = (time.perf_counter() - start) / 200
     assert per_line < 0.005
+
+
+def test_key_shapes_need_a_token_boundary() -> None:
+    r = Redactor()
+    key = "sk-ant-api03-AbCdEfGhIjKlMnOp_qrs-tuv"
+    assert r.redact(f"x{key}") == f"x{key}" and r.redact(f"-{key}") == f"-{key}"
+    assert r.redact(f"{key}") == REDACTED and r.redact(f"={key}") == f"={REDACTED}"
+    assert r.redact("AKIAIOSFODNN7EXAMPLE1") == "AKIAIOSFODNN7EXAMPLE1"  # one character too long
+
+
+def test_key_shapes_are_fast_on_output_full_of_near_misses() -> None:
+    # "disk-", "task-" contain the "sk-" marker, so the regex scan runs on every chunk of such output.
+    text = "task-runner: disk-full check ok sk-x\n" * 30_000
+    start = time.perf_counter()
+    assert Redactor().redact(text) == text
+    assert time.perf_counter() - start < 0.05  # ~0.008 s here; a leading lookbehind made it ~0.1 s
+
+
+def _stream(redactor: StreamRedactor, data: bytes, cuts: list[int]) -> bytes:
+    out = []
+    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        out.append(redactor.feed(data[start:end]))
+    return b"".join([*out, redactor.flush()])
+
+
+def test_stream_finds_a_secret_split_across_chunks() -> None:
+    r = Redactor(["plain-secret-value-42"])
+    data = (
+        "ok\nthe value is plain-secret-value-42 and ghp_abcdefghijklmnopqrstuvwxyz0123456789\nend é".encode()
+    )
+    want = f"ok\nthe value is {REDACTED} and {REDACTED}\nend é".encode()
+    for cut in range(1, len(data)):
+        assert _stream(StreamRedactor(r.redact), data, [cut]) == want, cut
+    assert _stream(StreamRedactor(r.redact), data, list(range(1, len(data)))) == want
+
+
+def test_stream_holds_only_unfinished_lines_and_passes_other_bytes_through() -> None:
+    s = StreamRedactor(Redactor(["plain-secret-value-42"]).redact)
+    assert s.feed(b"partial plain-secret") == b""  # waits for the end of the line
+    assert s.feed(b"-value-42 done\nnext") == f"partial {REDACTED} done\n".encode()
+    assert s.feed(b" \xff\xfe binary\n") == b"next \xff\xfe binary\n"  # not UTF-8: unchanged
+    assert s.flush() == b"" and s.flush() == b""
+
+
+def test_stream_gives_up_waiting_for_the_end_of_a_huge_line() -> None:
+    s = StreamRedactor(Redactor(["plain-secret-value-42"]).redact, max_line=100)
+    assert s.feed(b"x" * 60) == b""
+    assert s.feed(b"y" * 60 + b" plain-secret-value-42") == b"x" * 60 + b"y" * 60 + f" {REDACTED}".encode()
+    assert s.feed(b"a\n" + b"z" * 150) == b"a\n" + b"z" * 150  # the rest after a newline is capped too
+    assert s.flush() == b""

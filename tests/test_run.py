@@ -156,11 +156,11 @@ def test_outside_a_repo_is_exit_2_with_hint(tmp_path: Path) -> None:
 
 
 def test_no_worktree_works_in_the_checkout(repo: Path) -> None:
-    make_bot("inplace", [reply("", shell("echo x > inplace.txt")), reply("", complete("wrote", "merge"))])
+    make_bot("inplace", [reply("", shell("echo more >> README.md")), reply("", complete("wrote", "merge"))])
     out = run_cli("run", "inplace", "--no-worktree", "--json", cwd=repo)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert (repo / "inplace.txt").read_text() == "x\n" and bot_branches(repo) == []
+    assert (repo / "README.md").read_text() == "# demo\nmore\n" and bot_branches(repo) == []
     assert "without a worktree" in result["action_message"]
 
 
@@ -269,6 +269,11 @@ def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
     assert git(repo, "show", f"{branch}:precious.txt") == "precious"
     assert not list((repo / ".git" / "openbot-worktrees").glob("victim-*"))
     assert "victim" not in git(repo, "worktree", "list")
+    # the dead run's records say what happened instead of "running" forever
+    [session] = sessions("victim")
+    assert metadata(session)["status"] == "failed" and "died" in metadata(session)["error"]
+    record = json.loads(next(Path(os.environ["OPENBOT_HOME"]).glob("bots/victim/workspaces/*/runs/*/run.json")).read_text())
+    assert record["status"] == "failed" and record["wip_commits"] == [git(repo, "rev-parse", branch)]
 
 
 def test_subdirectory_and_linked_worktree_resolve_to_the_same_repo(tmp_path: Path) -> None:

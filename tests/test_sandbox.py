@@ -48,7 +48,9 @@ class Run:
             fallback=fallback,
         )
 
-    def sh(self, policy: SandboxPolicy, cmd: str) -> subprocess.CompletedProcess[str]:
+    def sh(
+        self, policy: SandboxPolicy, cmd: str, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
         env = {
             "PATH": os.environ["PATH"],
             "HOME": str(self.home),
@@ -59,7 +61,7 @@ class Run:
         return subprocess.run(
             policy.wrap(["bash", "-c", cmd]),
             env=env,
-            cwd=self.worktree,
+            cwd=cwd or self.worktree,
             capture_output=True,
             text=True,
             timeout=30,
@@ -208,14 +210,79 @@ def test_danger_full_access_is_unconfined(run: Run, listener: int) -> None:
 
 
 @needs_landlock
-def test_no_worktree_makes_the_working_directory_writable(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_worktree_grants_the_checkout_but_never_its_git_dir(run: Run) -> None:
+    """In the user's own checkout `.git` is trusted by the user's git, outside any sandbox."""
+    repo = run.repo
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("a = 1\n")
+    # A submodule's `.git` file (pointing into .git/modules/) is git's too.
+    (repo / ".gitmodules").write_text('[submodule "lib"]\n\tpath = vendor/lib\n')
+    (repo / "vendor" / "lib").mkdir(parents=True)
+    (repo / "vendor" / "lib" / ".git").write_text("gitdir: ../../.git/modules/lib\n")
+    (repo / "vendor" / "lib" / "x.c").write_text("int x;\n")
+    os.symlink(run.home, repo / "homelink")
+    os.symlink(".git", repo / "gitlink")
+    policy = policy_for_run(
+        "workspace-write", worktree=repo, common_dir=run.common, worktree_admin_dir=None,
+        tmp_dir=run.tmp, skills_dir=run.skills, network=False,
+    )  # fmt: skip
+    assert repo not in policy.writable and repo / "README.md" in policy.writable
+    assert not any(p.is_relative_to(run.common) for p in policy.writable)
+    assert policy.may_write(repo / "src" / "new.py") and not policy.may_write(repo / "new.py")
+    assert not policy.may_write(repo / ".git" / "config")
+    config, head = (run.common / "config").read_bytes(), run.sha("HEAD")
+
+    ok = run.sh(
+        policy,
+        "echo more >> README.md && echo b > src/b.py && mkdir src/d && echo y >> vendor/lib/x.c"
+        ' && echo s > "$OPENBOT_HOME/bots/b/skills/s.md" && echo t > "$TMPDIR/t"',
+        cwd=repo,
+    )
+    assert ok.returncode == 0, ok.stderr
+    for attack in (
+        "echo x > .git/hooks/post-checkout",
+        "echo '[core] fsmonitor = true' >> .git/config",
+        "git config core.fsmonitor 'touch /tmp/PWNED'",
+        "echo x >> gitlink/config",
+        "echo 'gitdir: /tmp/evil' > vendor/lib/.git",
+        "touch homelink/x",
+        "touch new.txt",
+        "mkdir newdir",
+        "rm README.md",
+        "ln -s .git g2",
+        "git add -A && git commit -qm x",
+    ):
+        assert run.sh(policy, attack, cwd=repo).returncode != 0, attack
+    assert (run.common / "config").read_bytes() == config and run.sha("HEAD") == head
+    assert not (run.common / "hooks" / "post-checkout").exists() and not (run.home / "x").exists()
+    assert (repo / "vendor" / "lib" / ".git").read_text() == "gitdir: ../../.git/modules/lib\n"
+    assert not (repo / "new.txt").exists() and (repo / "README.md").read_text() == "# demo\nmore\n"
+
+
+@needs_landlock
+def test_no_worktree_policy_is_the_same_from_the_current_directory(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(run.repo)
     policy = policy_for_run(
         "workspace-write", worktree=None, common_dir=None, worktree_admin_dir=None,
         tmp_dir=run.tmp, skills_dir=None, network=False,
     )  # fmt: skip
-    assert run.repo in policy.writable
-    assert run.sh(policy, f"touch {run.repo}/x").returncode == 0
+    assert policy.writable == (run.tmp, run.repo / "README.md")
+    assert denied(run.sh(policy, "echo x >> .git/config", cwd=run.repo))
+
+
+@needs_landlock
+def test_outside_a_repo_the_whole_directory_is_writable(run: Run, tmp_path: Path) -> None:
+    """--skip-git-check in a plain directory: there is no git dir to protect."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    policy = policy_for_run(
+        "workspace-write", worktree=plain, common_dir=None, worktree_admin_dir=None,
+        tmp_dir=run.tmp, skills_dir=None, network=False,
+    )  # fmt: skip
+    assert plain in policy.writable
+    assert run.sh(policy, "mkdir d && touch x d/y", cwd=plain).returncode == 0
     assert denied(run.sh(policy, f"touch {run.home}/x"))
 
 

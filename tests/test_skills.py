@@ -218,8 +218,11 @@ def test_install_from_bare_repo_whose_root_is_one_skill(tmp_path: Path) -> None:
 
 
 def test_install_from_bad_git_url(tmp_path: Path) -> None:
-    with pytest.raises(GitError, match="git clone"):
+    with pytest.raises(GitError, match="git clone") as e:
         skills.install_skill(f"file://{tmp_path}/missing.git", tmp_path / "dest")
+    # Bug fixed: only git's last stderr line ("and the repository exists.") was shown.
+    assert "does not appear to be a git repository" in e.value.message
+    assert "repository exists" not in e.value.message and "fatal:" not in e.value.message
 
 
 def test_remove_file_and_folder(tmp_path: Path) -> None:
@@ -243,3 +246,61 @@ def test_remove_unknown_suggests(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError) as e:
         skills.remove_skill("lnt", tmp_path)
     assert "lint" in e.value.hint
+
+
+BAD_YAML = "---\ndescription: use it: always\n---\nBody.\n"
+
+
+def test_bad_skill_files_are_skipped_and_reported(repo: Path) -> None:
+    # Bug fixed: one bad skill (maybe written by the bot itself) made every later run fail at start.
+    write(paths.bot_skills_dir("sb") / "learned.md", BAD_YAML)
+    write(paths.bot_skills_dir("sb") / "good.md", skill_md("good"))
+    write(paths.global_skills_dir() / "broken" / "SKILL.md", "---\nname: [1, 2]\n---\n")
+    write(paths.repo_skills_dir(repo) / "repo-bad.md", "---\nname: x\n")
+    assert [s.name for s in skills.load_skills("sb", repo, [])] == ["good"]
+    found, warnings = skills.load_skills_checked("sb", repo, [])
+    assert [s.name for s in found] == ["good"] and len(warnings) == 3
+    by_file = {w.split(": ", 2)[1]: w for w in warnings}
+    learned = by_file[str(paths.bot_skills_dir("sb") / "learned.md")]
+    assert "invalid YAML" in learned and "`openbot skills remove learned --bot sb`" in learned
+    broken = by_file[str(paths.global_skills_dir() / "broken" / "SKILL.md")]
+    assert "must be a string" in broken and "`openbot skills remove broken --global`" in broken
+    repo_bad = by_file[str(paths.repo_skills_dir(repo) / "repo-bad.md")]
+    assert "not closed" in repo_bad and f"fix or delete {paths.repo_skills_dir(repo)}" in repo_bad
+    assert all("\n" not in w for w in warnings)
+
+
+def test_scan_reports_duplicates_and_keeps_the_first(tmp_path: Path) -> None:
+    write(tmp_path / "a.md", skill_md("same", body="first"))
+    write(tmp_path / "b.md", skill_md("same", body="second"))
+    found, invalid = skills.scan(tmp_path, "global")
+    assert [(s.name, s.body) for s in found] == [("same", "first")]
+    assert [(i.name, i.path) for i in invalid] == [("b", tmp_path / "b.md")]
+    assert "two skills named 'same'" in invalid[0].reason
+
+
+def test_remove_an_invalid_skill_by_file_or_folder_name(tmp_path: Path) -> None:
+    # Bug fixed: `skills remove` parsed every skill first and failed with the same parse error.
+    write(tmp_path / "learned.md", BAD_YAML)
+    write(tmp_path / "pdf" / "SKILL.md", BAD_YAML)
+    write(tmp_path / "ok.md", skill_md("ok"))
+    assert skills.remove_skill("learned", tmp_path) == tmp_path / "learned.md"
+    assert skills.remove_skill("pdf", tmp_path) == tmp_path / "pdf"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.md"]
+
+
+def test_install_force_replaces_an_invalid_skill(tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    write(dest / "lint.md", BAD_YAML)
+    src = write(tmp_path / "src" / "lint.md", skill_md("lint"))
+    with pytest.raises(UsageError, match="already installed"):
+        skills.install_skill(str(src), dest)
+    (s,) = skills.install_skill(str(src), dest, force=True)
+    assert s.name == "lint" and skills.discover(dest, "x")[0].description == "lint skill"
+
+
+def test_install_of_a_bad_skill_is_refused(tmp_path: Path) -> None:
+    src = write(tmp_path / "src" / "bad.md", BAD_YAML)
+    with pytest.raises(ConfigError, match="invalid YAML"):
+        skills.install_skill(str(src), tmp_path / "dest")
+    assert not (tmp_path / "dest").exists()

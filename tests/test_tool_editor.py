@@ -1,14 +1,18 @@
-"""The edit tool on real files: view, create, str_replace, insert, and the working-directory boundary."""
+"""The edit tool on real files: view, create, str_replace, insert, the workdir boundary and the sandbox."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import make_repo
 
 from openbot.events import ListSink, ToolResult
-from openbot.tools.base import ToolContext, ToolOutput
+from openbot.sandbox import kernel_support, policy_for_run
+from openbot.tools.base import ToolContext, ToolFailed, ToolOutput
+from openbot.tools.editor import _write_nofollow
 from openbot.tools.registry import default_tools, run_tool
 
 
@@ -119,3 +123,115 @@ def test_binary_missing_and_bad_input_are_errors(ctx: ToolContext) -> None:
     assert out.is_error and "must be one of" in out.content
     out = edit(ctx, command="view", path="x.py", view_range=["1", 2])
     assert out.is_error and "view_range[0] must be of type integer" in out.content
+
+
+# The edit tool writes from openbot's own (unconfined) process: the sandbox rule is applied by the tool.
+
+needs_landlock = pytest.mark.skipif(
+    kernel_support().landlock_abi == 0, reason=f"kernel cannot enforce Landlock: {kernel_support().detail}"
+)
+
+
+def checkout_ctx(repo: Path, tmp_path: Path, mode: str) -> ToolContext:
+    """A --no-worktree run in the user's checkout, with the policy `Workspace._confine` builds."""
+    policy = policy_for_run(
+        mode,
+        worktree=repo,
+        common_dir=repo / ".git",
+        worktree_admin_dir=None,
+        tmp_dir=tmp_path / "run-tmp",
+        skills_dir=tmp_path / "skills",
+        network=False,
+    )
+    return ToolContext(workdir=repo, session_dir=tmp_path / "session", env={}, sandbox=policy)
+
+
+def test_git_files_are_never_written_in_any_mode(ctx: ToolContext, tmp_path: Path) -> None:
+    work = ctx.workdir
+    for rel in [".git/config", ".git/hooks/pre-commit.sample", "vendor/lib/.git", ".GIT/config"]:
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text("[core]\n")
+    os.symlink(".git", work / "g")
+    before = {p: p.read_bytes() for p in work.rglob("*") if p.is_file()}
+    free = policy_for_run(
+        "danger-full-access", worktree=work, common_dir=None, worktree_admin_dir=None,
+        tmp_dir=tmp_path / "t", skills_dir=None, network=True,
+    )  # fmt: skip
+    attempts = [
+        {"command": "str_replace", "path": ".git/config", "old_str": "[core]", "new_str": "[core]\n\tx = 1"},
+        {"command": "create", "path": ".git/hooks/post-checkout", "file_text": "#!/bin/sh\n"},
+        {"command": "insert", "path": ".git/config", "insert_line": 0, "new_str": "x"},
+        {"command": "create", "path": "g/config", "file_text": "x"},
+        {"command": "create", "path": "src/../.git/config", "file_text": "x"},
+        {"command": "create", "path": "vendor/lib/.git", "file_text": "gitdir: /tmp/evil\n"},
+        {"command": "create", "path": ".GIT/config", "file_text": "x"},
+        {"command": "create", "path": str(work / ".git/config"), "file_text": "x"},
+    ]
+    for sandbox in (None, free):
+        ctx.sandbox = sandbox
+        for attempt in attempts:
+            out = edit(ctx, **attempt)
+            assert out.is_error and "git's own files" in out.content and "use git" in out.content, attempt
+    assert {p: p.read_bytes() for p in work.rglob("*") if p.is_file()} == before
+    assert not (work / ".git/hooks/post-checkout").exists()
+    # Reading them stays allowed, and files merely named like git's are fine.
+    assert edit(ctx, command="view", path=".git/config").content == "     1\t[core]"
+    assert not edit(ctx, command="create", path=".gitignore", file_text="*.o\n").is_error
+
+
+@needs_landlock
+def test_read_only_sandbox_refuses_every_write(repo: Path, tmp_path: Path) -> None:
+    ctx = checkout_ctx(repo, tmp_path, "read-only")
+    attempts = [
+        {"command": "create", "path": "x.txt", "file_text": "x"},
+        {"command": "create", "path": "README.md", "file_text": "x"},
+        {"command": "str_replace", "path": "README.md", "old_str": "demo", "new_str": "pwned"},
+        {"command": "insert", "path": "README.md", "insert_line": 0, "new_str": "x"},
+    ]
+    for attempt in attempts:
+        out = edit(ctx, **attempt)
+        assert out.is_error and "'read-only' sandbox forbids writing" in out.content, attempt
+    assert not (repo / "x.txt").exists() and (repo / "README.md").read_text() == "# demo\n"
+    assert edit(ctx, command="view", path="README.md").content == "     1\t# demo"
+
+
+@needs_landlock
+def test_no_worktree_edits_existing_entries_only(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "# demo\n", "src/a.py": "a = 1\n"})
+    ctx = checkout_ctx(repo, tmp_path, "workspace-write")
+    ok = edit(ctx, command="str_replace", path="README.md", old_str="demo", new_str="edited")
+    assert not ok.is_error, ok.content
+    assert not edit(ctx, command="create", path="src/deep/new.py", file_text="b = 2\n").is_error
+    assert not edit(ctx, command="insert", path="src/a.py", insert_line=1, new_str="c = 3").is_error
+    assert (repo / "README.md").read_text() == "# edited\n" and (repo / "src/deep/new.py").exists()
+    for path in ("new.txt", "newdir/x.py"):
+        out = edit(ctx, command="create", path=path, file_text="x")
+        assert out.is_error and "'workspace-write' sandbox forbids writing" in out.content, path
+        assert not (repo / path).exists()
+
+
+@needs_landlock
+def test_the_edit_tool_and_the_shell_agree(tmp_path: Path) -> None:
+    """What the editor may write is exactly what a confined command may write."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# demo\n", "src/a.py": "a = 1\n"})
+    ctx = checkout_ctx(repo, tmp_path, "workspace-write")
+    assert ctx.sandbox is not None
+    for rel in ["README.md", "src/a.py", "src/new.py", "top.txt", ".git/config", ".git/hooks/x"]:
+        shell = subprocess.run(
+            ctx.sandbox.wrap(["sh", "-c", 'printf "" >> "$1"', "sh", rel]), cwd=repo, capture_output=True
+        )
+        editor = edit(ctx, command="create", path=rel, file_text="")
+        assert (shell.returncode == 0) == (not editor.is_error), (rel, editor.content)
+
+
+def test_a_symlink_swapped_in_after_the_checks_is_not_followed(ctx: ToolContext, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, ctx.workdir / "sub")
+    for make_dirs in (False, True):
+        with pytest.raises(ToolFailed, match="cannot write sub/f"):
+            _write_nofollow(ctx.workdir / "sub" / "f", "sub/f", b"x", make_dirs=make_dirs)
+    os.symlink(outside / "target", ctx.workdir / "f")
+    with pytest.raises(ToolFailed, match="cannot write f"):
+        _write_nofollow(ctx.workdir / "f", "f", b"x")
+    assert list(outside.iterdir()) == []

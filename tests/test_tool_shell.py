@@ -14,6 +14,7 @@ import pytest
 
 from openbot.envpolicy import child_env
 from openbot.events import Command, CommandStarted, ListSink, ToolResult
+from openbot.redact import REDACTED, Redactor
 from openbot.tools.base import ToolContext, ToolOutput
 from openbot.tools.registry import default_tools, run_tool
 from openbot.tools.shell import ShellTool
@@ -144,6 +145,38 @@ def test_environment_has_no_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert "never-in-child-env" not in out and "ANTHROPIC_API_KEY" not in out
     assert f"PATH={os.environ['PATH']}\n" in out and f"HOME={os.environ['HOME']}\n" in out
     assert "MYTOOL_HOME=/opt/mytool\n" in out and "MYTOOL_MODE=fast\n" in out
+
+
+SECRET = "sk-ant-api03-SECRETVALUE0123456789"
+PLAIN_SECRET = "plain-db-password-4711"  # not key-shaped: only the environment says it is a secret
+
+
+def test_secrets_never_reach_the_full_output_file(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FOO_TOKEN", SECRET)
+    monkeypatch.setenv("DB_PASSWORD", PLAIN_SECRET)
+    ctx.redact = Redactor.from_env(os.environ).redact
+    (ctx.workdir / "secretfile").write_text(f"//registry.npmjs.org/:_authToken={SECRET}\npw={PLAIN_SECRET}\n")
+    out = shell(ctx, 'cat secretfile; seq 1 20000; echo "ERROR: auth $(cat secretfile)"; seq 1 20000')
+    event = last_command(ctx)
+    full = Path(event.full_output_path).read_text()
+    assert full.startswith(f"//registry.npmjs.org/:_authToken={REDACTED}\npw={REDACTED}\n1\n")
+    assert f"ERROR: auth //registry.npmjs.org/:_authToken={REDACTED}\n" in full
+    assert len(full) == event.output_bytes
+    for text in (full, event.output, out.content):
+        assert SECRET not in text and PLAIN_SECRET not in text and "SECRETVALUE" not in text
+    assert event.output.startswith(f"//registry.npmjs.org/:_authToken={REDACTED}\npw={REDACTED}\n")
+    assert f": ERROR: auth //registry.npmjs.org/:_authToken={REDACTED}" in event.output  # the excerpt
+
+
+def test_a_secret_split_across_two_reads_is_redacted(ctx: ToolContext) -> None:
+    ctx.redact = Redactor([PLAIN_SECRET]).redact
+    half = len(PLAIN_SECRET) // 2
+    # The pause makes the two halves arrive in separate reads; the long line forces a kept file.
+    command = f"printf 'pw={PLAIN_SECRET[:half]}'; sleep 0.2; printf '{PLAIN_SECRET[half:]}\\n'; seq 1 5000"
+    out = shell(ctx, command)
+    full = Path(last_command(ctx).full_output_path).read_text()
+    assert full.startswith(f"pw={REDACTED}\n1\n")
+    assert out.content.startswith(f"exit code: 0\npw={REDACTED}\n1\n")
 
 
 class PrefixSandbox:

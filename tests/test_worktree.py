@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from openbot.errors import GitError, UsageError
 from openbot.repo import RepoInfo, find_repo
 from openbot.worktree import (
+    Worktree,
     commit_wip,
     create_worktree,
     remove_worktree,
@@ -65,6 +67,11 @@ def make_dirty(repo: Path) -> None:
     git(repo, "rm", "-q", "gone.txt")
 
 
+def owner_file(wt: Worktree) -> Path:
+    """Kept beside the checkout, where the sandboxed bot cannot write (it can write its admin dir)."""
+    return wt.path.parent / f"{wt.name}.owner.json"
+
+
 def worktree_paths(repo: Path) -> list[str]:
     out = git(repo, "worktree", "list", "--porcelain")
     return [ln.removeprefix("worktree ") for ln in out.splitlines() if ln.startswith("worktree ")]
@@ -93,8 +100,11 @@ def test_create_from_main_leaves_the_user_checkout_alone(dirty_repo: Path) -> No
     assert git(wt.path, "status", "--porcelain") == ""  # the user's uncommitted work stays with the user
     assert (wt.path / "gone.txt").read_text() == "bye\n"
     assert str(wt.path) in worktree_paths(dirty_repo)
-    owner = json.loads((wt.admin_dir / "openbot-owner.json").read_text())
+    owner = json.loads(owner_file(wt).read_text())
     assert owner["pid"] == os.getpid() and owner["run_id"] == "run-1" and owner["bot"] == "fixer"
+    assert (owner["branch"], owner["base_commit"]) == (wt.branch, wt.base_commit)
+    assert owner["boot_id"] == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    assert owner["pid_ns"] == os.readlink("/proc/self/ns/pid")
     assert {"host", "started_at", "pid_start"} <= owner.keys()
 
 
@@ -221,9 +231,10 @@ def test_remove_survives_a_half_deleted_directory(repo: Path) -> None:
     (wt.path / "ro").mkdir()
     (wt.path / "ro" / "f").write_text("x")
     (wt.path / "ro").chmod(0o500)
-    assert remove_worktree(wt, "openbot: WIP") is None
+    sha = remove_worktree(wt, "openbot: WIP")
+    assert sha is not None and git(repo, "show", f"{sha}:ro/f") == "x"  # the work survives a lost .git
     assert not wt.path.exists() and worktree_paths(repo) == [str(repo)]
-    assert git(repo, "rev-parse", wt.branch) == wt.base_commit
+    assert git(repo, "rev-parse", f"{wt.branch}^") == wt.base_commit
 
 
 def spawn_owner(repo: Path, extra: str = "") -> tuple[subprocess.Popen[str], dict[str, str]]:
@@ -261,7 +272,7 @@ def test_sweep_recovers_a_run_killed_with_sigkill(repo: Path) -> None:
     assert git(repo, "show", f"{sha}:work.txt") == "unsaved"
     assert (
         str(swept[0])
-        == f"{made['name']} of run run-dead: work saved as {sha[:12]} on branch {made['branch']}"
+        == f"{made['name']} of doomed run run-dead: work saved as {sha[:12]} on branch {made['branch']}"
     )
     assert not Path(made["path"]).exists()
     assert worktree_paths(repo) == [str(repo), str(live.path)]
@@ -271,15 +282,16 @@ def test_sweep_recovers_a_run_killed_with_sigkill(repo: Path) -> None:
 def test_sweep_treats_a_recycled_pid_as_dead_and_ignores_other_hosts(repo: Path) -> None:
     recycled = create_worktree(info(repo), "b", "r1")
     foreign = create_worktree(info(repo), "b", "r2")
-    owner_file = recycled.admin_dir / "openbot-owner.json"
-    owner_file.write_text(json.dumps({**json.loads(owner_file.read_text()), "pid_start": 1}))
-    foreign_file = foreign.admin_dir / "openbot-owner.json"
-    foreign_file.write_text(
-        json.dumps({**json.loads(foreign_file.read_text()), "host": "elsewhere", "pid": 1})
-    )
+    edit_owner(recycled, pid_start=1)
+    edit_owner(foreign, host="elsewhere", pid=1)
 
     assert [s.name for s in sweep_dead(info(repo))] == [recycled.name]
     assert foreign.path.exists() and not recycled.path.exists()
+
+
+def edit_owner(wt: Worktree, **changes: object) -> None:
+    path = owner_file(wt)
+    path.write_text(json.dumps({k: v for k, v in {**json.loads(path.read_text()), **changes}.items() if v}))
 
 
 def test_sweep_prunes_a_worktree_whose_directory_is_gone(repo: Path) -> None:
@@ -312,3 +324,99 @@ def test_reopen_branch_continues_on_the_same_branch(repo: Path) -> None:
 def test_reopen_a_missing_branch_names_it(repo: Path) -> None:
     with pytest.raises(UsageError, match="openbot/nope"):
         reopen_branch(info(repo), "openbot/nope", "b", "r")
+
+
+def test_sweep_never_commits_where_the_dead_bot_pointed_its_admin_dir(repo: Path) -> None:
+    """The bot can rewrite its admin dir's HEAD and gitdir; the sweep goes by openbot's own record."""
+    proc, made = spawn_owner(repo)
+    live = create_worktree(info(repo), "alive", "run-live")
+    admin = repo / ".git" / "worktrees" / made["name"]
+    (admin / "HEAD").write_text("ref: refs/heads/main\n")
+    (admin / "gitdir").write_text(f"{live.path / '.git'}\n")
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    main = git(repo, "rev-parse", "main")
+
+    swept = sweep_dead(info(repo))
+
+    assert [(s.name, s.branch, s.bot, s.run_id) for s in swept] == [
+        (made["name"], made["branch"], "doomed", "run-dead")
+    ]
+    assert git(repo, "rev-parse", "main") == main
+    assert git(repo, "show", f"{made['branch']}:work.txt") == "unsaved"
+    assert live.path.is_dir() and worktree_paths(repo) == [str(repo), str(live.path)]
+
+
+def test_sweep_leaves_the_users_worktree_whose_directory_is_missing(repo: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "on-a-usb-disk"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(mine))
+    mine.rename(tmp_path / "unmounted")
+    dead = create_worktree(info(repo), "b", "r")
+    edit_owner(dead, pid_start=1)
+
+    assert [s.name for s in sweep_dead(info(repo))] == [dead.name]
+    assert (repo / ".git" / "worktrees" / mine.name).is_dir()
+    (tmp_path / "unmounted").rename(mine)
+    assert git(mine, "rev-parse", "--abbrev-ref", "HEAD") == "feature"
+
+
+@pytest.mark.parametrize(
+    ("owner", "swept"),
+    [
+        ({"pid_ns": "pid:[1]", "pid": 2**22 + 1}, False),  # another container: its pid means nothing here
+        ({"boot_id": "an-earlier-boot"}, True),  # this machine rebooted: the run is certainly gone
+        ({"boot_id": None, "pid_ns": None}, False),  # an older record: host and a live pid keep it
+        ({"boot_id": None, "pid_ns": None, "pid_start": 1}, True),  # … and a recycled pid does not
+    ],
+)
+def test_sweep_tells_containers_and_reboots_apart(repo: Path, owner: dict[str, object], swept: bool) -> None:
+    wt = create_worktree(info(repo), "b", "r")
+    (wt.path / "work.txt").write_text("w\n")
+    edit_owner(wt, **owner)
+
+    assert [s.name for s in sweep_dead(info(repo))] == ([wt.name] if swept else [])
+    assert wt.path.exists() is not swept
+
+
+def test_ctrl_c_at_the_terminal_does_not_reach_git(repo: Path, tmp_path: Path) -> None:
+    """A run that handles SIGINT itself gets its worktree: the git it started is not killed under it."""
+    import shutil
+
+    bin_dir, started = tmp_path / "bin", tmp_path / "git-started"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(
+        f'#!/bin/sh\ncase "$*" in *"worktree add"*) touch {started}; sleep 1;; esac\n'
+        f'exec {shutil.which("git")} "$@"\n'
+    )
+    (bin_dir / "git").chmod(0o755)
+    code = (
+        "import signal, sys; from pathlib import Path; from openbot.repo import find_repo; "
+        "from openbot.worktree import create_worktree; "
+        "signal.signal(signal.SIGINT, lambda *_: print('stop requested', flush=True)); "
+        "print(create_worktree(find_repo(Path(sys.argv[1])), 'b', 'r').name)"
+    )
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(repo)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal gives a foreground job
+    )
+    try:
+        for _ in range(300):
+            if started.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        assert started.exists()
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert out.splitlines() == ["stop requested", "b-r"]
+    assert (
+        git(repo / ".git" / "openbot-worktrees" / "b-r", "rev-parse", "--abbrev-ref", "HEAD") == "openbot/b-r"
+    )

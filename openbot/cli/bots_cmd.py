@@ -77,14 +77,17 @@ def show(
     name: str = typer.Argument(..., help="The bot to show."),
     as_json: bool = typer.Option(False, "--json", help="Print it all as JSON."),
 ) -> None:
-    """The bot's path, source, every config key with its effective value, and its instructions."""
+    """The bot's path, source, every config key with its effective value, origin and meaning, and its
+    instructions."""
     import dataclasses
 
     from openbot.bots import find_bot
+    from openbot.config import BotConfig, toml_value
 
     ref = find_bot(name, repo_root())
     bot_file = ref.load()
     config = dataclasses.asdict(bot_file.config)
+    docs = {f.name: f.metadata["doc"] for f in dataclasses.fields(BotConfig)}
     if as_json:
         doc = {
             "name": name,
@@ -92,15 +95,18 @@ def show(
             "path": str(ref.config_path),
             "config": config,
             "set_in_file": sorted(bot_file.values),
+            "docs": docs,
             "instructions": bot_file.instructions,
         }
         typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
         return
     typer.echo(f"name: {name}\nsource: {ref.source}\npath: {ref.config_path}\nconfig:")
+    shown = {key: toml_value(value) for key, value in config.items()}
     width = max(map(len, config))
-    for key, value in config.items():
-        origin = "" if key in bot_file.values else "  (default)"
-        typer.echo(f"  {key:<{width}} = {json.dumps(value, ensure_ascii=False)}{origin}")
+    value_width = min(max(map(len, shown.values())), 24)  # a long model path must not push every doc right
+    for key, value in shown.items():
+        origin = "config.md" if key in bot_file.values else "default"
+        typer.echo(f"  {key:<{width}} = {value:<{value_width}}  {origin:<9}  # {docs[key]}")
     typer.echo("instructions:")
     typer.echo(bot_file.instructions or "(none)")
 
@@ -109,19 +115,23 @@ def show(
 def delete(
     name: str = typer.Argument(..., help="The home bot to delete."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask; needed when stdin is not a terminal."),
+    home: bool = typer.Option(
+        False, "--home", help="Delete the home bot even where the repository commits a bot of that name."
+    ),
 ) -> None:
     """Delete a home bot entirely: config, skills, and its memory and history in every project."""
     from openbot import paths
     from openbot.bots import delete_bot, find_bot
 
     root = repo_root()
-    ref = find_bot(name, root)
     target = paths.bot_home(name)
-    if not yes and ref.source == "home":
+    # Only a deletion that will happen asks: a refused or unknown bot fails first, without a prompt.
+    is_home = home or find_bot(name, root).source == "home"
+    if not yes and is_home and (target / "config.md").is_file():
         if not sys.stdin.isatty():
             raise UsageError(f"deleting {target} needs confirmation", hint="pass --yes")
         typer.confirm(f"delete {target} with all its memory and history?", abort=True)
-    delete_bot(name, root)
+    delete_bot(name, root, home=home)
     typer.echo(f"deleted {target}")
 
 

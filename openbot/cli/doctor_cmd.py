@@ -1,7 +1,9 @@
 """`openbot doctor`: one PASS/WARN/FAIL line per thing a run needs; exit 1 when anything FAILs.
 
 Checks OPENBOT_HOME, git, the API key (presence only — its value is never printed), the kernel sandbox,
-and that every bot visible from here (home and the current repo) has a valid config.
+that every bot visible from here (home and the current repo) has a valid config, and that every skill
+file in reach loads. A skill that does not load is a FAIL, not a WARN: runs skip it, so the bot would run
+without instructions its owner wrote — and CI gates on doctor's exit code.
 """
 
 from __future__ import annotations
@@ -93,10 +95,45 @@ def check_bots(repo_root: Path | None) -> Iterator[Check]:
         )
 
 
+def skill_dirs(repo_root: Path | None) -> list[tuple[Path, str]]:
+    """Every skills directory a run from here may read, with the label doctor shows for it."""
+    from openbot import paths
+    from openbot.bots import bots_by_source
+
+    dirs = [(paths.SHIPPED_SKILLS, "shipped"), (paths.global_skills_dir(), "global")]
+    if repo_root is not None:
+        dirs.append((paths.repo_skills_dir(repo_root), "repo"))
+    for ref, _ in bots_by_source(repo_root):
+        dirs.append((ref.config_path.parent / "skills", f"bot {ref.name}, {ref.source}"))
+    return dirs
+
+
+def check_skills(repo_root: Path | None) -> list[Check]:
+    """One FAIL per skill file that does not load, or one PASS line for them all."""
+    from openbot.skills import scan
+
+    total, failed = 0, []
+    for directory, label in skill_dirs(repo_root):
+        found, invalid = scan(directory, label)
+        total += len(found)
+        failed += [
+            Check("FAIL", f"skill {b.name} ({label})", f"{b.reason}; runs leave it out") for b in invalid
+        ]
+    return failed or [Check("PASS", "skills", f"{total} skill{'' if total == 1 else 's'} in reach, all load")]
+
+
 def all_checks() -> list[Check]:
     from openbot.cli.bots_cmd import repo_root
 
-    return [check_home(), check_git(), check_api_key(), check_sandbox(), *check_bots(repo_root())]
+    root = repo_root()
+    return [
+        check_home(),
+        check_git(),
+        check_api_key(),
+        check_sandbox(),
+        *check_bots(root),
+        *check_skills(root),
+    ]
 
 
 @app.command()

@@ -98,13 +98,47 @@ def _event_text(e: dict[str, Any]) -> str | None:
     return None
 
 
+def _budget(b: dict[str, Any]) -> str:
+    """`$0.12 of $5.00, 12,345 tokens, 3.2 min` from `Budget.status()`."""
+    cost = f"${b.get('cost_usd') or 0:.2f}"
+    cost += f" of ${b['max_cost_usd']:.2f}" if b.get("max_cost_usd") else ""
+    tokens = f"{b.get('tokens') or 0:,} tokens" + (f" of {b['max_tokens']:,}" if b.get("max_tokens") else "")
+    minutes = f"{b.get('minutes') or 0:.1f} min" + (
+        f" of {b['max_minutes']:g}" if b.get("max_minutes") else ""
+    )
+    return f"{cost}, {tokens}, {minutes}"
+
+
+def _sandbox(s: dict[str, Any]) -> str:
+    """`workspace-write (enforced)`, or what it ran as when the kernel could not enforce the request."""
+    requested, enforced = s.get("requested", ""), s.get("enforced", "")
+    if requested and requested != enforced:
+        return f"{enforced} (requested {requested}: {s.get('warning') or 'not enforceable here'})"
+    return f"{enforced} ({'no confinement' if enforced == 'danger-full-access' else 'enforced'})"
+
+
+def _field(key: str, value: Any) -> str:
+    """A metadata value as readable text; nested values of unexpected shape fall back to compact JSON."""
+    try:
+        if key == "budget" and isinstance(value, dict):
+            return _budget(value)
+        if key == "sandbox" and isinstance(value, dict):
+            return _sandbox(value)
+    except (TypeError, ValueError):  # hand-edited metadata: show it as it is
+        pass
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
 def _print_session(m: SessionMeta, events: list[dict[str, Any]]) -> None:
     typer.echo(f"session {m.session_number} ({m.session_id})")
     fields = m.to_dict()
-    fields["tokens"] = ", ".join(f"{k} {v}" for k, v in m.tokens.items()) + f" (total {m.total_tokens})"
+    fields["tokens"] = ", ".join(f"{k} {v:,}" for k, v in m.tokens.items()) + f" (total {m.total_tokens:,})"
     for key, value in fields.items():
         if key not in ("session_id", "session_number") and value not in ("", None, {}):
-            typer.echo(f"  {key + ':':<18}{value}")
+            # Continuation lines of a multi-line value stay in the value column.
+            typer.echo(f"  {key + ':':<18}" + _field(key, value).strip().replace("\n", "\n" + " " * 20))
     typer.echo("")
     shown = [t for e in events if (t := _event_text(e)) is not None]
     typer.echo("\n".join(shown) if shown else "(no events recorded)")
@@ -127,7 +161,10 @@ def history(
         None, "--export", help="Write one session (--session, default the latest) as a page: 'html'."
     ),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Where --export writes (default: openbot-<bot>-session-<N>.html here)."
+        None,
+        "--output",
+        "-o",
+        help="Where --export writes (default: transcript.html in the session's own directory).",
     ),
 ) -> None:
     """List a bot's sessions in this project, newest first, or show one session's commands and messages."""
@@ -177,6 +214,30 @@ def _export(store: Any, bot: str, session: str | None, fmt: str, output: Path | 
             raise NotFoundError(f"no sessions of {bot} to export", hint="run the bot first")
         session = recent[0].session_id
     meta = store.get(session)
-    target = output or Path(f"openbot-{bot}-session-{meta.session_number}.html")
-    target.write_text(render_session_dir(store.session_dir(meta.session_id)), encoding="utf-8")
+    session_dir = store.session_dir(meta.session_id)
+    page = render_session_dir(session_dir)
+    # Never into the user's checkout by default: the page belongs with the session it shows.
+    target = output if output is not None else session_dir / "transcript.html"
+    try:
+        _write_page(target, page, private=output is None)
+    except IsADirectoryError:
+        raise UsageError(
+            f"cannot write {target}: it is a directory", hint=f"give a file name, e.g. -o {target / 'x.html'}"
+        ) from None
+    except FileNotFoundError:
+        raise UsageError(
+            f"cannot write {target}: the directory {target.parent} does not exist",
+            hint="create it first or choose another -o path",
+        ) from None
+    except OSError as e:
+        raise UsageError(f"cannot write {target}: {e.strerror}") from None
     typer.echo(f"wrote {target}")
+
+
+def _write_page(target: Path, page: str, private: bool) -> None:
+    """Write the page; under OPENBOT_HOME as a user-only (0600) file, elsewhere with the usual umask."""
+    import os
+
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(page)

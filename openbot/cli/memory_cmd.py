@@ -1,7 +1,8 @@
 """`openbot memory <bot> show | set | remove | clear`: the memory a bot keeps per project.
 
 The project defaults to the repository around the current directory, so this is the memory that
-`openbot run` reads there. Imports stay light: this command must start as fast as a bare typer app.
+`openbot run` reads there. `--project` may come before the bot, between the bot and the subcommand, or
+after the subcommand. Imports stay light: this command must start as fast as a bare typer app.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from typer.core import TyperGroup
 
 from openbot.cli.app import app
 from openbot.errors import ConfigError, NotFoundError
@@ -21,8 +23,37 @@ if TYPE_CHECKING:
 
 PROJECT_HELP = "Project slug (a directory under workspaces/); default: the current directory's repository."
 
+
+def project_first(args: list[str]) -> list[str]:
+    """`BOT --project P CMD …` → `--project P BOT CMD …`.
+
+    A group stops reading its own options at its first argument (the bot), so `--project` right after the
+    bot would be taken for the subcommand's name."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):  # group options before the bot
+        i += 2 if args[i] == "--project" else 1
+    moved: list[str] = []
+    j = i + 1
+    while j < len(args):
+        if args[j] == "--project" and j + 1 < len(args):
+            moved += args[j : j + 2]
+            j += 2
+        elif args[j].startswith("--project="):
+            moved.append(args[j])
+            j += 1
+        else:
+            break
+    return [*moved, *args[: i + 1], *args[j:]] if moved else args
+
+
+class _MemoryGroup(TyperGroup):
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, project_first(args))
+
+
 memory_app = typer.Typer(
     name="memory",
+    cls=_MemoryGroup,
     help="Show and edit a bot's memory for one project.",
     no_args_is_help=True,
 )
@@ -36,15 +67,21 @@ class _Target:
 
 
 def _store(ctx: typer.Context, project: str | None) -> tuple[str, str, MemoryStore]:
-    """(bot, project slug, store) for a subcommand; its own --project wins over the group's."""
+    """(bot, project slug, store) for a subcommand; its own --project wins over the group's.
+
+    The bot is checked here, not in the group callback, so `memory <any> show --help` always shows help."""
     # Imported here, not at the top, so `openbot --help` pays only for typer.
     from openbot import paths
+    from openbot.bots import find_bot
     from openbot.memory import MemoryStore
     from openbot.project import resolve_project
+    from openbot.repo import find_repo
 
     target: _Target = ctx.obj
-    slug = resolve_project(Path.cwd(), project if project is not None else target.project).slug
-    return target.bot, slug, MemoryStore(paths.memory_file(target.bot, slug))
+    repo = find_repo(Path.cwd())
+    find_bot(target.bot, repo.workdir if repo else None)
+    proj = resolve_project(Path.cwd(), project if project is not None else target.project)
+    return target.bot, proj.slug, MemoryStore(paths.memory_file(target.bot, proj.slug))
 
 
 @memory_app.callback()
@@ -54,14 +91,6 @@ def _memory(
     project: str | None = typer.Option(None, "--project", help=PROJECT_HELP),
 ) -> None:
     """Show and edit a bot's memory for one project (default: the current directory's repository)."""
-    from openbot.bots import find_bot
-    from openbot.project import check_slug
-    from openbot.repo import find_repo
-
-    repo = find_repo(Path.cwd())
-    find_bot(bot, repo.workdir if repo else None)
-    if project is not None:
-        check_slug(project)
     ctx.obj = _Target(bot, project)
 
 

@@ -1,7 +1,8 @@
 """`openbot skills list | show | install | remove`: the markdown skills bots get in their prompt.
 
 `skills list <bot>` prints exactly what that bot's prompt gets (`openbot.skills.load_skills`); without a
-bot it prints every skill in reach: all shipped ones, the global ones and the current repo's.
+bot it prints every skill in reach: all shipped ones, the global ones and the current repo's. A skill
+file that does not load is listed as `invalid: <reason>` (runs skip it) and can still be removed.
 """
 
 from __future__ import annotations
@@ -22,18 +23,25 @@ app.add_typer(skills_app)
 BOT_HELP = "Use this bot's skills (bot-local ones included)."
 
 
-def _skills(bot: str | None) -> list[Any]:
-    """A bot's skills exactly as its prompt gets them, or every skill in reach when no bot is named."""
+def _skills(bot: str | None) -> tuple[list[Any], list[Any]]:
+    """(skills, invalid skill files): a bot's exactly as its prompt gets them, or every one in reach."""
     from openbot import paths
     from openbot.bots import find_bot
-    from openbot.skills import discover, load_skills
+    from openbot.skills import check_skills, scan
 
     root = repo_root()
     if bot is not None:
         config = find_bot(bot, root).load().config
-        return load_skills(bot, root, config.shipped_skills)
-    found = discover(paths.SHIPPED_SKILLS, "shipped") + discover(paths.global_skills_dir(), "global")
-    return found + (discover(paths.repo_skills_dir(root), "repo") if root else [])
+        return check_skills(bot, root, config.shipped_skills)
+    dirs = [(paths.SHIPPED_SKILLS, "shipped"), (paths.global_skills_dir(), "global")]
+    dirs += [(paths.repo_skills_dir(root), "repo")] if root else []
+    found: list[Any] = []
+    invalid: list[Any] = []
+    for directory, source in dirs:
+        ok, bad = scan(directory, source)
+        found += ok
+        invalid += bad
+    return found, invalid
 
 
 def _dest(global_: bool, bot: str | None) -> Path:
@@ -54,21 +62,28 @@ def list_(
     bot: str | None = typer.Argument(None, help="Show exactly the skills this bot's prompt gets."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list of skills."),
 ) -> None:
-    """Skills with source, description and path (with a bot: exactly those its prompt gets)."""
-    skills = _skills(bot)
+    """Skills with source, description and path (with a bot: exactly those its prompt gets).
+
+    A skill file that does not load is listed as `invalid: <reason>`; runs leave it out."""
+    skills, invalid = _skills(bot)
+    rows = [
+        {"name": s.name, "source": s.source, "description": s.description, "path": str(s.path), "error": None}
+        for s in skills
+    ]
+    rows += [
+        {"name": i.name, "source": i.source, "description": "", "path": str(i.path), "error": i.reason}
+        for i in invalid
+    ]
     if as_json:
-        rows = [
-            {"name": s.name, "source": s.source, "description": s.description, "path": str(s.path)}
-            for s in skills
-        ]
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
-    if not skills:
+    if not rows:
         typer.echo(f"no skills for {bot}" if bot else "no skills found")
         return
-    width = max(len(s.name) for s in skills)
-    for s in skills:
-        typer.echo(f"{s.name:<{width}}  {s.source:<7}  {s.description}  ({s.path})")
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        what = f"invalid: {r['error']}" if r["error"] else f"{r['description']}  ({r['path']})"
+        typer.echo(f"{r['name']:<{width}}  {r['source']:<7}  {what}")
 
 
 @skills_app.command()
@@ -79,8 +94,14 @@ def show(
     """A skill's source, path, description and body."""
     import difflib
 
+    from openbot.errors import ConfigError
+
+    found, invalid = _skills(bot)
     # Later entries are more specific, so the last one of a name is the one in effect.
-    skills = {s.name: s for s in _skills(bot)}
+    skills = {s.name: s for s in found}
+    broken = {i.name: i for i in invalid}
+    if name not in skills and name in broken:
+        raise ConfigError(broken[name].reason)  # it names the file and the fix
     if name not in skills:
         close = difflib.get_close_matches(name, list(skills), n=3)
         hint = f"did you mean '{close[0]}'?" if close else f"skills: {', '.join(skills) or 'none'}"

@@ -1,7 +1,8 @@
 """The scripted backend: replays a script of model replies, records requests, fails loudly when exhausted.
 
 Part of the product: tests, the offline demo, and dry runs of a bot config in CI use it (`model =
-"scripted:<path>"`). Script format (JSON):
+"scripted:<path>"`, or `openbot run <bot> --model scripted:<path>`); docs/SCRIPTED.md has every tool's
+input with an example. Script format (JSON):
 
     {"responses": [
         {"text": "Let me look.", "tool_calls": [{"name": "shell", "input": {"command": "ls"}}]},
@@ -18,6 +19,7 @@ from text length so budgets and the live view behave as with a real model. The c
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,34 @@ def _to_blocks(resp: dict[str, Any], index: int) -> list[dict[str, Any]]:
             }
         )
     return blocks
+
+
+_ITERATION_RE = re.compile(r"\(iteration (\d+)")  # in the per-iteration prompt (openbot.prompt)
+
+
+def _iteration(messages: list[dict[str, Any]]) -> tuple[int | None, bool]:
+    """(the iteration the conversation is in, whether its prompt is the last message), for the hint."""
+    for pos in range(len(messages) - 1, -1, -1):
+        m = messages[pos]
+        content = m.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        for b in blocks:
+            found = _ITERATION_RE.search(str(b.get("text", ""))) if m.get("role") == "user" else None
+            if found:
+                return int(found.group(1)), pos == len(messages) - 1
+    return None, False
+
+
+def _exhausted_hint(request: ModelRequest) -> str:
+    iteration, at_start = _iteration(request.messages)
+    if iteration is None:
+        return "add responses to the script (see docs/SCRIPTED.md)"
+    if at_start and iteration > 1:  # the script covered whole iterations: one fewer would have fit
+        return (
+            f"add responses to the script (it ran out at the start of iteration {iteration}), "
+            f"or set max_iterations = {iteration - 1}"
+        )
+    return f"add responses to the script (it ran out during iteration {iteration})"
 
 
 @dataclass
@@ -87,10 +117,11 @@ class ScriptedModel:
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
         index = self.calls
         if index >= len(self.responses):
+            n = len(self.responses)
             raise ModelError(
                 f"scripted model {self.source}: called {index + 1} times but the script has only "
-                f"{len(self.responses)} responses",
-                hint="add responses to the script or lower max_iterations",
+                f"{n} response{'' if n == 1 else 's'}",
+                hint=_exhausted_hint(request),
             )
         self.calls += 1
         if self.keep_requests:  # a snapshot: the caller goes on mutating its message list

@@ -2,7 +2,8 @@
 
     read-only           read everything; write only the run's temp dir and harmless devices; no TCP
     workspace-write     also write the worktree, the git state a commit on the bot's own branch needs,
-                        and the bot's skills dir; no TCP (default)
+                        and the bot's skills dir; no TCP (default). In the user's own checkout
+                        (--no-worktree) everything but its git dir: no `.git`, no commits
     danger-full-access  no confinement
 
 `policy_for_run` decides once per run what the kernel can enforce (never downgrading silently), and
@@ -80,6 +81,13 @@ class SandboxPolicy:
     def confined(self) -> bool:
         return self.mode != "danger-full-access"
 
+    def may_write(self, path: Path) -> bool:
+        """Whether a confined command could write `path` (absolute and resolved): the rule the edit tool,
+        which writes from openbot's own unconfined process, applies to itself."""
+        if not self.confined:
+            return True
+        return any(path == w or path.is_relative_to(w) for w in self.writable)
+
     def wrap(self, argv: list[str], *, also_writable: Sequence[Path] = ()) -> list[str]:
         """The argv that runs `argv` confined (through the launcher), or `argv` itself when unconfined.
 
@@ -122,8 +130,9 @@ def policy_for_run(
 ) -> SandboxPolicy:
     """The policy for one run; SandboxError when the kernel cannot enforce `mode` and fallback is "error".
 
-    With `worktree` None (--no-worktree) the run's working directory is the writable tree. Creates the
-    temp dir, the skills dir and the bot's ref directories, because Landlock rules need existing paths.
+    With `worktree` None (--no-worktree) the run's working directory is the writable tree — minus its git
+    dir, see `_checkout_paths`. Creates the temp dir, the skills dir and the bot's ref directories,
+    because Landlock rules need existing paths.
     """
     if mode not in MODES:
         raise SandboxError(f"unknown sandbox mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
@@ -132,14 +141,66 @@ def policy_for_run(
         return SandboxPolicy(mode, (), True, tmp_dir)
     writable = [tmp_dir]
     if mode == "workspace-write":
-        writable += _workspace_paths(worktree or Path.cwd(), common_dir, worktree_admin_dir, skills_dir)
+        workdir = (worktree or Path.cwd()).resolve()
+        if _is_users_checkout(workdir, common_dir, worktree_admin_dir):
+            writable += _checkout_paths(workdir)
+        else:
+            writable += _workspace_paths(workdir, common_dir, worktree_admin_dir)
+        if skills_dir is not None:
+            writable.append(make_private_dir(skills_dir))
     policy = SandboxPolicy(mode, tuple(p.resolve() for p in writable), network, tmp_dir)
     return _fit_to_kernel(policy, kernel_support(), fallback)
 
 
-def _workspace_paths(
-    worktree: Path, common_dir: Path | None, admin_dir: Path | None, skills_dir: Path | None
-) -> list[Path]:
+def _is_users_checkout(workdir: Path, common_dir: Path | None, admin_dir: Path | None) -> bool:
+    """A --no-worktree run: the working directory holds the repository's own `.git` (dir, or the `.git`
+    file of the user's linked worktree), which git trusts for config and hooks outside any sandbox."""
+    if common_dir is not None and common_dir.resolve().is_relative_to(workdir):
+        return True
+    return admin_dir is None and (common_dir is not None or os.path.lexists(workdir / ".git"))
+
+
+def _checkout_paths(workdir: Path) -> list[Path]:
+    """Everything under `workdir` except its `.git` and submodules' `.git` files.
+
+    Landlock cannot make `.git` read-only inside a writable `workdir`, so `workdir` itself is not granted:
+    each entry beside `.git` is (a directory recursively, a file on its own). New top-level entries
+    cannot be created, and commits are impossible — the user commits.
+    """
+    protected = {Path(".git")} | {Path(sub) / ".git" for sub in _submodule_paths(workdir)}
+    return _paths_around(workdir, workdir, protected)
+
+
+def _paths_around(root: Path, directory: Path, protected: set[Path]) -> list[Path]:
+    granted: list[Path] = []
+    for entry in sorted(directory.iterdir()):
+        rel = entry.relative_to(root)
+        # A symlink would grant its target (Landlock opens the path): the target is either inside the
+        # tree and granted on its own, or outside it (or in .git) and not to be granted at all.
+        if rel in protected or entry.is_symlink() or not (entry.is_dir() or entry.is_file()):
+            continue
+        if entry.is_dir() and any(p.is_relative_to(rel) for p in protected):
+            granted += _paths_around(root, entry, protected)
+        else:
+            granted.append(entry)
+    return granted
+
+
+def _submodule_paths(workdir: Path) -> list[str]:
+    """Submodule paths from `.gitmodules` (git-config syntax, `path = sub/dir` lines)."""
+    try:
+        text = (workdir / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    paths = []
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "path" and value.strip().strip('"'):
+            paths.append(value.strip().strip('"').strip("/"))
+    return paths
+
+
+def _workspace_paths(worktree: Path, common_dir: Path | None, admin_dir: Path | None) -> list[Path]:
     paths = [worktree]
     if common_dir is not None:
         # A commit in a linked worktree writes objects, the worktree's own HEAD/index/logs, and the
@@ -154,8 +215,6 @@ def _workspace_paths(
         paths += [common_dir / "objects", *ref_dirs]
     if admin_dir is not None:
         paths.append(admin_dir)
-    if skills_dir is not None:
-        paths.append(make_private_dir(skills_dir))
     return paths
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,6 +33,9 @@ class ToolContext:
     default_timeout_secs: float = 600.0
     completion: dict[str, str] | None = None  # set by session_complete: {"summary", "action"}
     command_count: int = 0
+    # Hides secrets in what a tool writes itself (the shell's full-output file); the runner passes
+    # Redactor.from_env(os.environ).redact.
+    redact: Callable[[str], str] = lambda text: text
 
 
 @dataclass

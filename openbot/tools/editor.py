@@ -4,6 +4,11 @@ The input mirrors Anthropic's text-editor tool (command, path, view_range, file_
 insert_line), which models already know. Every path must resolve — symlinks and `..` included — to a
 place inside the working directory. Files are read and written as bytes decoded as UTF-8, so line
 endings and the file mode survive an edit.
+
+The tool writes from openbot's own process, which Landlock does not confine, so every write first
+passes the rule the run's shell commands are held to (`SandboxPolicy.may_write`), and git's own files
+(`.git`, anywhere) are never written in any mode: a `core.fsmonitor` or hook put there runs unconfined
+the next time anyone uses git.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ MAX_LINE_CHARS = 2_000
 MAX_DIR_ENTRIES = 400
 SKIP_DIRS = {".git"}
 SNIPPET_CONTEXT = 4
+_DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 DESCRIPTION = "\n".join(
     [
@@ -31,7 +37,8 @@ DESCRIPTION = "\n".join(
         "- str_replace: replace old_str with new_str; old_str must match exactly once, whitespace included",
         "  (add surrounding lines to make it unique).",
         "- insert: insert new_str after line insert_line (0 = at the top).",
-        "Paths are relative to the working directory (or absolute inside it).",
+        "Paths are relative to the working directory (or absolute inside it). Writes follow the sandbox",
+        "mode, and never touch .git (use git commands).",
     ]
 )
 
@@ -65,6 +72,45 @@ def resolve_inside(workdir: Path, path: str) -> Path:
     if target != root and not target.is_relative_to(root):
         raise ToolFailed(f"{path} is outside the working directory {root}; only files inside it can be used")
     return target
+
+
+def check_writable(ctx: ToolContext, target: Path, shown: str) -> None:
+    """ToolFailed unless the edit tool may write `target` (resolved, inside the workdir)."""
+    rel = target.relative_to(ctx.workdir.resolve())
+    if any(part.casefold() == ".git" for part in rel.parts):
+        raise ToolFailed(
+            f"{shown} is one of git's own files (.git): the bot may not edit them; use git commands"
+        )
+    policy = ctx.sandbox
+    if policy is not None and not policy.may_write(target):
+        why = "it allows no file changes" if policy.mode == "read-only" else "it is not in a writable area"
+        raise ToolFailed(f"the {policy.mode!r} sandbox forbids writing {shown}: {why} (see docs/SANDBOX.md)")
+
+
+def _write_nofollow(target: Path, shown: str, data: bytes, *, make_dirs: bool = False) -> None:
+    """Write `target` (fully resolved) by walking down from `/` without following any symlink, so a link
+    swapped in after the checks (by a command left running in the background) cannot redirect it."""
+    _, *dirs, name = target.parts
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in dirs:
+            try:
+                below = os.open(part, _DIR_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not make_dirs:
+                    raise
+                os.mkdir(part, dir_fd=fd)
+                below = os.open(part, _DIR_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        out = os.open(name, flags, 0o666, dir_fd=fd)
+    except OSError as e:
+        raise ToolFailed(f"cannot write {shown}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    with os.fdopen(out, "wb") as f:
+        f.write(data)
 
 
 def _read_text(path: Path, shown: str) -> str:
@@ -107,6 +153,8 @@ class EditorTool:
         path = resolve_inside(ctx.workdir, input["path"])
         shown = input["path"]
         command = input["command"]
+        if command != "view":
+            check_writable(ctx, path, shown)
         if command == "view":
             return ToolOutput(self.view(path, shown, input.get("view_range")))
         if command == "create":
@@ -143,8 +191,7 @@ class EditorTool:
         if path.is_dir():
             raise ToolFailed(f"{shown} is a directory")
         existed = path.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(file_text.encode("utf-8"))
+        _write_nofollow(path, shown, file_text.encode("utf-8"), make_dirs=True)
         lines = file_text.count("\n") + (0 if file_text.endswith("\n") or not file_text else 1)
         return f"{'Overwrote' if existed else 'Created'} {shown} ({lines} lines)"
 
@@ -166,7 +213,7 @@ class EditorTool:
             )
         pos = positions[0]
         updated = text[:pos] + new + text[pos + len(old) :]
-        path.write_bytes(updated.encode("utf-8"))
+        _write_nofollow(path, shown, updated.encode("utf-8"))
         first = updated.count("\n", 0, pos) + 1
         snippet = _snippet(updated, first, first + new.count("\n"))
         return f"Edited {shown}:\n{snippet}"
@@ -182,7 +229,7 @@ class EditorTool:
             new += "\n"
         lines.insert(line, new)
         updated = "".join(lines)
-        path.write_bytes(updated.encode("utf-8"))
+        _write_nofollow(path, shown, updated.encode("utf-8"))
         snippet = _snippet(updated, line + 1, line + new.count("\n"))
         return f"Inserted into {shown}:\n{snippet}"
 

@@ -1,9 +1,11 @@
 """The `shell` tool: run one bash command in the worktree, confined by the sandbox, output compacted.
 
 Each command gets its own process group (so a timeout or Ctrl-C stops everything it started), stdin from
-/dev/null (nothing can wait for input overnight), and the allowlisted environment. Output streams to
-`<session_dir>/outputs/<tool_use_id>.log` while an OutputCompactor keeps only what the model will see;
-the file is kept only when the model saw a compacted version, so it can read the rest with sed.
+/dev/null (nothing can wait for input overnight), and the allowlisted environment. Output is redacted
+line by line (ctx.redact), then streams to `<session_dir>/outputs/<tool_use_id>.log` while an
+OutputCompactor keeps only what the model will see; the file is kept only when the model saw a compacted
+version, so it can read the rest with sed. Redacting first keeps secrets out of both the file and the
+excerpts (secrets that span a newline are not recognised; see redact.StreamRedactor).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from openbot.compact import OutputCompactor
 from openbot.events import Command, CommandStarted
 from openbot.models.base import ToolSpec
 from openbot.paths import make_private_dir
+from openbot.redact import StreamRedactor
 from openbot.tools.base import ToolContext, ToolFailed, ToolOutput
 
 CHUNK = 1 << 20
@@ -111,19 +114,26 @@ def _stop_group(pgid: int) -> None:
 class _Run:
     """One running command: pumps its output to the log file and the compactor until it is done."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], log_fd: int, compactor: OutputCompactor) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[bytes], log_fd: int, compactor: OutputCompactor, redactor: StreamRedactor
+    ) -> None:
         self.proc = proc
         self.log_fd = log_fd
         self.compactor = compactor
+        self.redactor = redactor
         self.killed = ""  # "" | "timeout" | "cancelled"
 
     def _read(self, fd: int) -> bool:
         """Read one chunk; False at end of output."""
         data = os.read(fd, CHUNK)
         if data:
+            self._keep(self.redactor.feed(data))
+        return bool(data)
+
+    def _keep(self, data: bytes) -> None:
+        if data:
             os.write(self.log_fd, data)
             self.compactor.feed(data)
-        return bool(data)
 
     def pump(self, deadline: float, cancel: Any) -> None:
         assert self.proc.stdout is not None
@@ -159,6 +169,7 @@ class _Run:
             # Whatever is still buffered in the pipe, without waiting on an escaped writer.
             while is_open and sel.select(0):
                 is_open = self._read(fd)
+            self._keep(self.redactor.flush())
         finally:
             sel.close()
             self.proc.stdout.close()
@@ -193,7 +204,7 @@ class ShellTool:
         ctx.command_count += 1
         started = time.monotonic()
         try:
-            run = _start(argv, env, ctx.workdir, log_fd, compactor)
+            run = _start(argv, env, ctx.workdir, log_fd, compactor, StreamRedactor(ctx.redact))
             run.pump(started + timeout, ctx.cancel)
         except ToolFailed:
             log_path.unlink(missing_ok=True)
@@ -226,7 +237,14 @@ class ShellTool:
         return ToolOutput(f"{head}\n{output}" if output else head, is_error=bool(run.killed))
 
 
-def _start(argv: list[str], env: dict[str, str], cwd: Path, log_fd: int, compactor: OutputCompactor) -> _Run:
+def _start(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    log_fd: int,
+    compactor: OutputCompactor,
+    redactor: StreamRedactor,
+) -> _Run:
     try:
         proc = subprocess.Popen(
             argv,
@@ -239,4 +257,4 @@ def _start(argv: list[str], env: dict[str, str], cwd: Path, log_fd: int, compact
         )
     except OSError as e:
         raise ToolFailed(f"could not start the command: {e}") from None
-    return _Run(proc, log_fd, compactor)
+    return _Run(proc, log_fd, compactor, redactor)
