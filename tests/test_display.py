@@ -23,7 +23,9 @@ def feed(view: LiveView) -> None:
     view.emit(ev.TextDelta(text="hel"))
     view.emit(ev.Message(text=f"hello {SECRET}"))
     view.emit(ev.CommandStarted(command=f"echo {SECRET}"))
-    view.emit(ev.Command(tool_use_id="t", command="echo", exit_code=0, duration_ms=1200, output="", output_bytes=5))
+    view.emit(
+        ev.Command(tool_use_id="t", command="echo", exit_code=0, duration_ms=1200, output="", output_bytes=5)
+    )
     view.emit(ev.TokenCount(model="m", input=100, output=20, cache_read=0, cache_write=0, cost_usd=0.25))
     view.emit(ev.TurnCompleted(steps=1, stop_reason="end_turn"))
 

@@ -272,7 +272,9 @@ def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
     # the dead run's records say what happened instead of "running" forever
     [session] = sessions("victim")
     assert metadata(session)["status"] == "failed" and "died" in metadata(session)["error"]
-    record = json.loads(next(Path(os.environ["OPENBOT_HOME"]).glob("bots/victim/workspaces/*/runs/*/run.json")).read_text())
+    record = json.loads(
+        next(Path(os.environ["OPENBOT_HOME"]).glob("bots/victim/workspaces/*/runs/*/run.json")).read_text()
+    )
     assert record["status"] == "failed" and record["wip_commits"] == [git(repo, "rev-parse", branch)]
 
 
