@@ -10,8 +10,10 @@ that has changes of its own: a merge is a fast-forward or nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -59,6 +61,15 @@ def first_line(text: str) -> str:
         if ln.startswith(("fatal:", "error:")):
             return ln
     return lines[0] if lines else "(no output)"
+
+
+def open_repo(path: Path) -> Any:
+    import pygit2
+
+    try:
+        return pygit2.Repository(str(path))
+    except pygit2.GitError as e:
+        raise GitError(f"cannot open git repository at {path}: {str(e).splitlines()[0]}") from e
 
 
 def signature(repo: Any) -> Any:
@@ -112,12 +123,14 @@ def _open_worktree(wt: Worktree) -> Any:
         raise GitError(f"could not commit work in {wt.path}: the directory is gone")
     if admin.parent.resolve() != (wt.common_dir / "worktrees").resolve() or admin.is_symlink():
         raise GitError(f"could not commit work in {wt.path}: its git metadata is not where openbot put it")
-    admin.mkdir(exist_ok=True)
+    admin.mkdir(parents=True, exist_ok=True)
+    admin.chmod(admin.stat().st_mode | stat.S_IRWXU)  # the bot may have made it read-only
     _put(admin / "commondir", "../..\n")
     _put(admin / "gitdir", f"{wt.path / '.git'}\n")
     _put(admin / "HEAD", f"ref: refs/heads/{wt.branch}\n")
     if dotgit.is_symlink() or not dotgit.is_dir():  # a kept worktree must not lead git elsewhere
-        _put(dotgit, f"gitdir: {admin}\n")
+        with contextlib.suppress(OSError):  # e.g. a read-only worktree: not worth losing the commit over
+            _put(dotgit, f"gitdir: {admin}\n")
     index = admin / "index"
     if index.is_symlink() or (index.exists() and not index.is_file()):
         index.unlink()  # libgit2 would write through a symlink, e.g. into the user's index
@@ -171,7 +184,7 @@ def apply_action(repo: RepoInfo, wt: Worktree, action: str) -> ActionOutcome:
 
 
 def _apply(repo: RepoInfo, wt: Worktree, action: str) -> ActionOutcome:
-    git = _pygit2_repo(repo.common_dir)
+    git = open_repo(repo.common_dir)
     branch = git.branches.local.get(wt.branch)
     if branch is None:
         return ActionOutcome(action, False, f"branch {wt.branch} no longer exists; nothing to {action}")
@@ -190,12 +203,6 @@ def _apply(repo: RepoInfo, wt: Worktree, action: str) -> ActionOutcome:
     if action == "review":
         return ActionOutcome(action, True, f"branch {wt.branch} left for review: {review}")
     return _merge(repo, git, wt, tip, base_tip, review)
-
-
-def _pygit2_repo(path: Path) -> Any:
-    import pygit2
-
-    return pygit2.Repository(str(path))
 
 
 def _discard(git: Any, branch: str, tip: str, ahead: bool, base_name: str) -> ActionOutcome:
@@ -263,10 +270,16 @@ def checkouts_of(common_dir: Path, ref: str, *, main_has_checkout: bool = True) 
 
 def _checkout_exists(admin_dir: Path) -> bool:
     """A linked worktree whose directory is gone (prunable) no longer holds its branch."""
+    checkout = checkout_path(admin_dir)
+    return checkout is not None and checkout.exists()
+
+
+def checkout_path(admin_dir: Path) -> Path | None:
+    """The checkout directory an admin dir belongs to (its `gitdir` file names `<checkout>/.git`)."""
     try:
-        return Path((admin_dir / "gitdir").read_text(encoding="utf-8").strip()).exists()
+        return Path((admin_dir / "gitdir").read_text(encoding="utf-8").strip()).parent
     except OSError:
-        return False
+        return None
 
 
 def carry_changes(user: Any, workdir: Path, target: Path) -> None:
@@ -282,3 +295,19 @@ def carry_changes(user: Any, workdir: Path, target: Path) -> None:
             shutil.copy2(src, dst, follow_symlinks=False)
         elif not src.exists():
             dst.unlink(missing_ok=True)  # deleted in the user's checkout
+
+
+def rmtree(path: Path | None) -> None:
+    """Delete a tree even where a bot left read-only directories."""
+    if path is None or not (path.exists() or path.is_symlink()):
+        return
+    if path.is_symlink():
+        path.unlink()
+        return
+    try:
+        shutil.rmtree(path)
+    except OSError:
+        for d, _, _ in os.walk(path):
+            with contextlib.suppress(OSError):  # another sweep may be deleting the same trash
+                os.chmod(d, os.stat(d).st_mode | stat.S_IRWXU)
+        shutil.rmtree(path, ignore_errors=True)

@@ -28,7 +28,7 @@ from openbot.runner import (
     new_record,
     stop_for_iterations,
 )
-from openbot.skills import load_skills
+from openbot.skills import load_skills_checked
 from openbot.stops import Interrupted, Stop
 from openbot.tools.base import ToolContext
 from openbot.tools.registry import default_tools
@@ -56,6 +56,7 @@ class Runner:
         self.last_meta: SessionMeta | None = None
         self.pending_input: list[str] = []
         self.skills: list[Any] | None = None
+        self.skill_problems: set[str] = set()
 
     # ── the loop ──────────────────────────────────────────────────────────────────────────────────
     def execute(self) -> RunResult:
@@ -232,12 +233,18 @@ class Runner:
     def _load_skills(self, repo_root: Path | None) -> list[Any]:
         """Reload skills each iteration; a skill broken mid-run (maybe by the bot) keeps the last good set."""
         try:
-            self.skills = load_skills(self.plan.bot.name, repo_root, self.config.shipped_skills)
+            skills, problems = load_skills_checked(self.plan.bot.name, repo_root, self.config.shipped_skills)
         except ConfigError as e:
             if self.skills is None:
                 raise
             self.view.line(f"!! skills not reloaded, keeping the previous set: {e.one_line()}")
-        return self.skills
+            return self.skills
+        for problem in problems:
+            if problem not in self.skill_problems:  # say it once per run, not every iteration
+                self.view.line(f"!! {problem}")
+                self.skill_problems.add(problem)
+        self.skills = skills
+        return skills
 
     def _finalize_session(
         self, meta: SessionMeta, turn: Turn, ctx: ToolContext, status: str, reason: str, duration: float

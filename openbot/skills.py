@@ -8,6 +8,8 @@ Layers, least to most specific — on a name clash the more specific one wins, s
     bot       $OPENBOT_HOME/bots/<bot>/skills/, then <repo>/.openbot/bots/<bot>/skills/ for a committed bot
 
 A directory holds `<name>.md` files and/or Agent Skills folders `<name>/SKILL.md` (with any extra files).
+A file that does not load (bad frontmatter, a clashing name) is left out and reported, never fatal: a bot
+may write skills for itself, and one bad file must not stop every later run or block its own removal.
 """
 
 from __future__ import annotations
@@ -178,6 +180,7 @@ def shipped_skills(names: list[str]) -> list[Skill]:
 
 
 def _shipped(names: list[str]) -> tuple[list[Skill], list[InvalidSkill]]:
+    """The shipped skills `shipped_skills` names (["*"] = all) and those of them that do not load."""
     skills, invalid = scan(paths.SHIPPED_SKILLS, "shipped")
     available = {s.name: s for s in skills}
     if "*" in names:

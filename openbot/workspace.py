@@ -157,6 +157,8 @@ class Workspace:
         from openbot.worktree import apply_action
 
         assert self.plan.repo is not None  # a worktree implies a repository
+        if requested != "discard" and self._branch_is_empty():
+            return ""
         try:
             outcome = apply_action(self.plan.repo, self.wt, requested)
         except OpenbotError as e:
@@ -165,3 +167,21 @@ class Workspace:
         rec.action = requested if outcome.applied else "review"
         rec.action_message = outcome.message
         return ""
+
+    def _branch_is_empty(self) -> bool:
+        """A completed run that changed nothing: delete its branch so nightly runs don't pile them up."""
+        from openbot.gitops import run_git
+
+        assert self.wt is not None and self.plan.repo is not None
+        cwd, branch = self.plan.repo.workdir, self.wt.branch
+        ahead = run_git(
+            cwd, "rev-list", "--count", f"{self.wt.base_commit}..refs/heads/{branch}", check=False
+        )
+        if ahead.returncode != 0 or ahead.stdout.strip() != "0":
+            return False
+        run_git(cwd, "branch", "-D", branch)
+        self.record.action = "discard"
+        self.record.action_message = (
+            f"no new commits over {self.record.base}: deleted the empty branch {branch}"
+        )
+        return True

@@ -3,7 +3,9 @@
 A run works in `<common_dir>/openbot-worktrees/<name>` on its own branch `openbot/<name>`, started from
 the HEAD of the checkout the user is in; the user's checkout, index and branches are never written.
 Creation is serialized per repository by an flock on `openbot-worktrees/.lock`, so parallel runs pick
-distinct names and never race git's worktree metadata.
+distinct names and never race git's worktree metadata. Who owns a worktree (and on which branch) is
+recorded in `openbot-worktrees/<name>.owner.json`, beside the checkout where the sandboxed bot cannot
+write; everything else about a worktree follows from its name, never from files the bot can rewrite.
 
 Checkout: pygit2 reads HEAD, status and writes commits, but the branch and checkout are made by one
 `git worktree add -b` subprocess (hooks off: no user hook runs). Measured by scripts/bench_worktree.py
@@ -21,7 +23,6 @@ import re
 import secrets
 import shutil
 import socket
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,8 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from openbot import gitops
 from openbot.errors import GitError, UsageError
-from openbot.gitops import ActionOutcome, apply_action, carry_changes, checkouts_of, commit_wip, run_git
+from openbot.gitops import ActionOutcome, apply_action, commit_wip, run_git
 from openbot.repo import RepoInfo
 
 __all__ = [
@@ -77,7 +79,7 @@ class SweptWorktree:
 
 def create_worktree(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool = False) -> Worktree:
     """A new worktree on a new branch `openbot/<name>` from the HEAD of the user's checkout."""
-    user = _open(repo.workdir)
+    user = gitops.open_repo(repo.workdir)
     if user.head_is_unborn:
         raise UsageError(
             f"{repo.workdir} has no commits yet; make a first commit before running a bot",
@@ -91,10 +93,10 @@ def create_worktree(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool
         _write_owner(wt, run_id, bot)
     if with_changes:
         try:
-            carry_changes(user, repo.workdir, wt.path)
+            gitops.carry_changes(user, repo.workdir, wt.path)
         except OSError as e:
             with _creation_lock(repo.common_dir) as root:
-                _rmtree(_detach(wt, root))
+                gitops.rmtree(_detach(wt, root))
             run_git(repo.workdir, "branch", "-D", wt.branch, check=False)
             raise GitError(f"could not copy your uncommitted changes into the worktree: {e}") from e
     return wt
@@ -103,7 +105,7 @@ def create_worktree(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool
 def reopen_branch(repo: RepoInfo, branch: str, bot: str, run_id: str) -> Worktree:
     """A new worktree on an existing branch (for --resume); base_commit is its merge-base with HEAD."""
     short = branch.removeprefix("refs/heads/")
-    git = _open(repo.common_dir)
+    git = gitops.open_repo(repo.common_dir)
     try:
         ref = git.branches.local.get(short)
     except (ValueError, KeyError):  # not a valid branch name at all
@@ -112,12 +114,14 @@ def reopen_branch(repo: RepoInfo, branch: str, bot: str, run_id: str) -> Worktre
         raise UsageError(
             f"branch {short} does not exist", hint="list bot branches: git branch --list 'openbot/*'"
         )
-    if holders := checkouts_of(repo.common_dir, f"refs/heads/{short}", main_has_checkout=not git.is_bare):
+    if holders := gitops.checkouts_of(
+        repo.common_dir, f"refs/heads/{short}", main_has_checkout=not git.is_bare
+    ):
         raise UsageError(
             f"branch {short} is already checked out ({holders[0]})",
             hint="finish or stop the run that uses it",
         )
-    user = _open(repo.workdir)
+    user = gitops.open_repo(repo.workdir)
     tip = ref.target
     base_ref, base_commit = "", str(tip)
     if not user.head_is_unborn:
@@ -144,7 +148,7 @@ def remove_worktree(wt: Worktree, wip_message: str) -> str | None:
             trash = _detach(wt, root)
     except OSError as e:
         raise GitError(f"could not remove the worktree {wt.path}: {e}") from e
-    _rmtree(trash)
+    gitops.rmtree(trash)
     return wip
 
 
@@ -160,7 +164,7 @@ def sweep_dead(repo: RepoInfo) -> list[SweptWorktree]:
         for name, owner in _owners(root, repo.common_dir):
             wt = _recorded(repo.common_dir, root, name, owner)
             missing = not wt.path.exists()
-            if wt.branch is None or not _owner_gone(owner, missing):
+            if not _owner_gone(owner, missing):
                 continue
             run_id = str(owner.get("run_id", "?"))
             wip = None
@@ -173,7 +177,7 @@ def sweep_dead(repo: RepoInfo) -> list[SweptWorktree]:
             swept.append(SweptWorktree(wt.name, wt.branch, wip, run_id, str(owner.get("bot", "?"))))
         trash += [p for p in root.glob(".trash-*")]  # left by a removal that was itself interrupted
     for p in trash:
-        _rmtree(p)
+        gitops.rmtree(p)
     return swept
 
 
@@ -184,15 +188,6 @@ def _creation_lock(common_dir: Path) -> Iterator[Path]:
     with open(root / ".lock", "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
         yield root
-
-
-def _open(path: Path) -> Any:
-    import pygit2
-
-    try:
-        return pygit2.Repository(str(path))
-    except pygit2.GitError as e:
-        raise GitError(f"cannot open git repository at {path}: {str(e).splitlines()[0]}") from e
 
 
 def _new_worktree(
@@ -207,15 +202,9 @@ def _new_worktree(
     candidates = [f"{slug}-{re.sub(r'[^A-Za-z0-9_-]+', '-', run_id)}"] if run_id else []
     while True:
         name = candidates.pop() if candidates else f"{slug}-{stamp}-{secrets.token_hex(2)}"
-        wt = Worktree(
-            name=name,
-            path=repo.common_dir / WORKTREES_DIR / name,
-            branch=branch or f"openbot/{name}",
-            base_ref=base_ref,
-            base_commit=base_commit,
-            admin_dir=repo.common_dir / "worktrees" / name,
-            common_dir=repo.common_dir,
-        )
+        common = repo.common_dir
+        path, admin = common / WORKTREES_DIR / name, common / "worktrees" / name
+        wt = Worktree(name, path, branch or f"openbot/{name}", base_ref, base_commit, admin, common)
         taken = branch is None and git.references.get(f"refs/heads/{wt.branch}") is not None
         if not (taken or wt.path.exists() or wt.admin_dir.exists()):
             return wt
@@ -225,11 +214,11 @@ def _add_checkout(repo: RepoInfo, wt: Worktree, args: list[str], *, new_branch: 
     """`git worktree add`; on any failure (Ctrl-C included) undo everything it made, then re-raise."""
     try:
         run_git(repo.workdir, *NO_HOOKS, "worktree", "add", "--quiet", *args)
-        linked = _checkout_path(wt.admin_dir)
+        linked = gitops.checkout_path(wt.admin_dir)
         if linked is None or linked.resolve() != wt.path.resolve():
             raise GitError(f"git put the metadata of {wt.path} somewhere unexpected (not {wt.admin_dir})")
     except BaseException:
-        _rmtree(_detach(wt, wt.path.parent))
+        gitops.rmtree(_detach(wt, wt.path.parent))
         if new_branch:
             run_git(repo.workdir, "branch", "-D", wt.branch, check=False)
         raise
@@ -244,37 +233,12 @@ def _detach(wt: Worktree, root: Path) -> Path | None:
         trash = root / f".trash-{wt.name}"
         os.replace(wt.path, trash)
     try:
-        _open(wt.common_dir).lookup_worktree(wt.admin_dir.name).prune(3)  # 3 = valid | locked
+        gitops.open_repo(wt.common_dir).lookup_worktree(wt.admin_dir.name).prune(3)  # 3 = valid | locked
     except (KeyError, pygit2.GitError, GitError):
         pass  # already pruned
     shutil.rmtree(wt.admin_dir, ignore_errors=True)  # named by openbot's record: always ours
     (root / f"{wt.name}{OWNER_SUFFIX}").unlink(missing_ok=True)
     return trash
-
-
-def _rmtree(path: Path | None) -> None:
-    """Delete a tree even where a bot left read-only directories."""
-
-    if path is None or not (path.exists() or path.is_symlink()):
-        return
-    if path.is_symlink():
-        path.unlink()
-        return
-    try:
-        shutil.rmtree(path)
-    except OSError:
-        for d, _, _ in os.walk(path):
-            with contextlib.suppress(OSError):  # another sweep may be deleting the same trash
-                os.chmod(d, os.stat(d).st_mode | stat.S_IRWXU)
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _checkout_path(admin_dir: Path) -> Path | None:
-    """The checkout directory an admin dir belongs to (its `gitdir` file names `<checkout>/.git`)."""
-    try:
-        return Path((admin_dir / "gitdir").read_text(encoding="utf-8").strip()).parent
-    except OSError:
-        return None
 
 
 def _write_owner(wt: Worktree, run_id: str, bot: str) -> None:
@@ -331,16 +295,13 @@ def _read_owner(path: Path) -> dict[str, Any] | None:
 
 
 def _identity() -> dict[str, str | None]:
-    """What tells this process's machine, boot and pid namespace apart (a container may share a hostname)."""
-    try:
-        boot_id: str | None = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
-    except OSError:
-        boot_id = None
-    try:
-        pid_ns: str | None = os.readlink("/proc/self/ns/pid")
-    except OSError:
-        pid_ns = None
-    return {"host": socket.gethostname(), "boot_id": boot_id, "pid_ns": pid_ns}
+    """This process's machine, boot and pid namespace (containers may share a hostname, not pids)."""
+    ident: dict[str, str | None] = {"host": socket.gethostname(), "boot_id": None, "pid_ns": None}
+    with contextlib.suppress(OSError):
+        ident["boot_id"] = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
+    with contextlib.suppress(OSError):
+        ident["pid_ns"] = os.readlink("/proc/self/ns/pid")
+    return ident
 
 
 def _owner_gone(owner: dict[str, Any], missing: bool) -> bool:

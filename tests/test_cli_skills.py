@@ -148,3 +148,13 @@ def test_install_and_remove_need_exactly_one_target(cli, tmp_path: Path, where: 
 def test_install_missing_source(cli, tmp_path: Path) -> None:
     r = cli("skills", "install", str(tmp_path / "nope.md"), "--global", cwd=tmp_path)
     assert r.exit_code == 2 and "nope.md" in r.stderr
+
+
+def test_a_run_survives_a_broken_skill_the_bot_wrote(repo: Path) -> None:
+    # Bug fixed: a bad skill in the bot's skills dir made every later run of the bot fail at start.
+    from tests.runhelpers import complete, make_bot, reply, run_cli
+
+    make_bot("sb", [reply("", complete("ok"))])
+    write(paths.bot_skills_dir("sb") / "learned.md", "---\ndescription: use it: always\n---\nBody.\n")
+    out = run_cli("run", "sb", cwd=repo)
+    assert out.returncode == 0, out.stderr

@@ -139,7 +139,7 @@ def test_values_in_errors_are_spelled_as_toml(line: str, shown: str) -> None:
 @pytest.mark.parametrize("entry", ["*", "FOO BAR", "1X", "A-B_*"])
 def test_bad_env_passthrough_entries_are_config_errors(entry: str) -> None:
     # Bug fixed: caught only when the first command ran, mid-run.
-    e = parse_error(f"+++\nenv_passthrough = [\"HOME\", \"{entry}\"]\n+++\n")
+    e = parse_error(f'+++\nenv_passthrough = ["HOME", "{entry}"]\n+++\n')
     assert str(P) in e.message and "'env_passthrough'" in e.message and f'"{entry}"' in e.message
     assert "PREFIX" in e.message and "CARGO_*" in e.hint
 
@@ -277,3 +277,15 @@ def test_unreadable_file_is_config_error(tmp_path: Path) -> None:
     (tmp_path / "config.md").mkdir()  # a directory where the file should be: reading fails for root too
     with pytest.raises(ConfigError, match="cannot read"):
         load_bot_file(tmp_path / "config.md")
+
+
+@pytest.mark.parametrize("line", ['env_passthrough = ["*"]', 'shipped_skills = ["nonexistent"]'])
+def test_run_refuses_bad_values_before_creating_anything(repo: Path, line: str) -> None:
+    from tests.conftest import git
+    from tests.runhelpers import complete, make_bot, reply, run_cli
+
+    bot_dir = make_bot("early", [reply("", complete())], config=line)
+    out = run_cli("run", "early", cwd=repo)
+    assert out.returncode == 2 and str(bot_dir / "config.md") in out.stderr
+    assert line.split(" =")[0] in out.stderr
+    assert git(repo, "branch", "--list", "openbot/*") == "" and not (bot_dir / "workspaces").exists()

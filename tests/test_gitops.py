@@ -179,7 +179,7 @@ def test_wip_stages_deletions_and_skips_a_nested_repository(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("tamper", ["points at the user's git dir", "deleted", "a new repository"])
 def test_wip_never_follows_the_bots_dotgit(repo: Path, tamper: str) -> None:
-    """The bot may rewrite its worktree's `.git`: the WIP still lands on its branch, never in the user's index."""
+    """The bot may rewrite its worktree's `.git`: the WIP lands on its branch, never in the user's index."""
     wt = create_worktree(info(repo), "b", "r")
     before = snapshot(repo)
     (wt.path / "work.txt").write_text("the bot's work\n")

@@ -338,3 +338,10 @@ def test_the_branch_is_named_after_the_run(repo: Path) -> None:
     make_bot("named", [reply("", complete())])
     result = json.loads(run_cli("run", "named", "--json", cwd=repo).stdout)
     assert result["branch"] == f"openbot/named-{result['run_id']}"
+
+
+def test_a_completed_run_without_commits_leaves_no_branch_behind(repo: Path) -> None:
+    make_bot("idle", [reply("", shell("git status")), reply("", complete("nothing to do", "review"))])
+    result = json.loads(run_cli("run", "idle", "--json", cwd=repo).stdout)
+    assert result["exit_code"] == 0 and result["action"] == "discard"
+    assert "no new commits" in result["action_message"] and bot_branches(repo) == []
