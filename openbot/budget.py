@@ -23,6 +23,10 @@ class Budget:
     def minutes(self) -> float:
         return (time.monotonic() - self.started) / 60
 
+    def deadline(self) -> float | None:
+        """The time.monotonic() at which max_minutes runs out (None without a wall-time limit)."""
+        return self.started + self.max_minutes * 60 if self.max_minutes else None
+
     def check(self) -> None:
         """Raise LimitReached when any limit is reached; called before every model call."""
         s = self.spent

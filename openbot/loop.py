@@ -181,6 +181,7 @@ class Runner:
             cancel=self.cancel,
             default_timeout_secs=self.config.command_timeout_secs,
             redact=self.redactor.redact,
+            deadline=self.budget.deadline(),
         )
         sink.emit(
             SessionStarted(

@@ -33,6 +33,7 @@ from typing import Any
 from openbot import gitops
 from openbot.errors import GitError, UsageError
 from openbot.gitops import ActionOutcome, apply_action, commit_wip, run_git
+from openbot.orphans import stop_processes_in
 from openbot.repo import RepoInfo
 
 __all__ = [
@@ -169,6 +170,7 @@ def sweep_dead(repo: RepoInfo) -> list[SweptWorktree]:
             run_id = str(owner.get("run_id", "?"))
             wip = None
             if not missing:
+                stop_processes_in(wt.path)  # the dead run's command may still be writing there
                 try:
                     wip = commit_wip(wt, f"openbot: WIP recovered from dead run {run_id}")
                 except GitError:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from openbot.orphans import processes_in
 from tests.conftest import git, make_repo
 from tests.runhelpers import complete, events, make_bot, metadata, reply, run_cli, sessions, shell, wait_for
 
@@ -263,12 +264,15 @@ def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
     proc.kill()
     proc.wait()
     [branch] = bot_branches(repo)
+    leftover = [p for p in processes_in(repo / ".git" / "openbot-worktrees") if _is_sleep(p)]
+    assert leftover  # SIGKILL cannot stop the agent's command: it runs in its own process group
     make_bot("next", [reply("", complete("nothing"))])
     out = run_cli("run", "next", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert git(repo, "show", f"{branch}:precious.txt") == "precious"
     assert not list((repo / ".git" / "openbot-worktrees").glob("victim-*"))
     assert "victim" not in git(repo, "worktree", "list")
+    wait_for(lambda: not any(Path(f"/proc/{p}").exists() and _is_sleep(p) for p in leftover), timeout=5)
     # the dead run's records say what happened instead of "running" forever
     [session] = sessions("victim")
     assert metadata(session)["status"] == "failed" and "died" in metadata(session)["error"]
@@ -345,3 +349,27 @@ def test_a_completed_run_without_commits_leaves_no_branch_behind(repo: Path) -> 
     result = json.loads(run_cli("run", "idle", "--json", cwd=repo).stdout)
     assert result["exit_code"] == 0 and result["action"] == "discard"
     assert "no new commits" in result["action_message"] and bot_branches(repo) == []
+
+
+def _is_sleep(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep") and not _zombie(pid)
+    except OSError:
+        return False
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except OSError:
+        return True
+
+
+def test_a_long_command_is_cut_at_the_wall_time_budget(repo: Path) -> None:
+    make_bot("overrun", [reply("", shell("sleep 60")), reply("", complete())])
+    started = time.monotonic()
+    out = run_cli("run", "overrun", "--max-minutes", "0.05", "--json", cwd=repo)
+    assert time.monotonic() - started < 30  # not the 60 s the command asked for
+    assert out.returncode == 3 and "time limit" in json.loads(out.stdout)["reason"]
+    [command] = [e for e in events(sessions("overrun")[0]) if e["type"] == "command"]
+    assert command["timed_out"] and command["exit_code"] is None

@@ -36,6 +36,7 @@ class ToolContext:
     # Hides secrets in what a tool writes itself (the shell's full-output file); the runner passes
     # Redactor.from_env(os.environ).redact.
     redact: Callable[[str], str] = lambda text: text
+    deadline: float | None = None  # time.monotonic() at which the run's wall-time budget ends
 
 
 @dataclass

@@ -189,6 +189,10 @@ class ShellTool:
         timeout = float(input.get("timeout_secs", ctx.default_timeout_secs))
         if not timeout > 0:
             raise ToolFailed(f"timeout_secs must be positive, got {input.get('timeout_secs')!r}")
+        if ctx.deadline is not None:  # no command outlives the run's wall-time budget (max_minutes)
+            timeout = min(timeout, ctx.deadline - time.monotonic())
+            if timeout <= 0:
+                raise ToolFailed("the run's time budget (max_minutes) is used up: no more commands")
         out_dir = make_private_dir(ctx.session_dir / "outputs")
         log_path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', tool_use_id) or 'command'}.log"
         compactor = OutputCompactor(str(log_path))
