@@ -77,3 +77,21 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 30) -> None:
             return
         time.sleep(0.05)
     raise AssertionError("timed out waiting")
+
+
+def start_run(*args: str, cwd: Path, **popen: Any) -> subprocess.Popen[str]:
+    """`python -m openbot <args>` in the background (stdout and stderr piped unless given)."""
+    options: dict[str, Any] = {
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.PIPE,
+        "stdin": subprocess.DEVNULL,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "openbot", *args], cwd=cwd, text=True, **{**options, **popen}
+    )
+
+
+def tool_started(bot: str) -> bool:
+    """The bot's latest session has logged a tool call (its command is running or has run)."""
+    found = sessions(bot)
+    return bool(found) and '"tool_call"' in (found[-1] / "events.jsonl").read_text()

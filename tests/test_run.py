@@ -14,7 +14,19 @@ import pytest
 
 from openbot.orphans import processes_in
 from tests.conftest import git, make_repo
-from tests.runhelpers import complete, events, make_bot, metadata, reply, run_cli, sessions, shell, wait_for
+from tests.runhelpers import (
+    complete,
+    events,
+    make_bot,
+    metadata,
+    reply,
+    run_cli,
+    sessions,
+    shell,
+    start_run,
+    tool_started,
+    wait_for,
+)
 
 
 def user_state(repo: Path) -> tuple[str, str, str, str]:
@@ -200,43 +212,17 @@ def test_two_bots_in_parallel_on_one_repo(repo: Path) -> None:
                 reply("", complete(name)),
             ],
         )
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "openbot", "run", n, "--json"],
-            cwd=repo,
-            text=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-        )
-        for n in ("alpha", "beta")
-    ]
+    procs = [start_run("run", n, "--json", cwd=repo) for n in ("alpha", "beta")]
     results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
     assert [r["exit_code"] for r in results] == [0, 0]
     assert {r["branch"].split("-")[0] for r in results} == {"openbot/alpha", "openbot/beta"}
 
 
-def _started_long_command(bot: str) -> bool:
-    found = sessions(bot)
-    return (
-        bool(found)
-        and (found[-1] / "events.jsonl").exists()
-        and '"tool_call"' in (found[-1] / "events.jsonl").read_text()
-    )
-
-
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_during_long_command_interrupts_cleanly(repo: Path, sig: signal.Signals, code: int) -> None:
     make_bot("sleeper", [reply("", shell("echo wip > wip.txt; sleep 60")), reply("never")])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "openbot", "run", "sleeper", "--json"],
-        cwd=repo,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-    )
-    wait_for(lambda: _started_long_command("sleeper"))
+    proc = start_run("run", "sleeper", "--json", cwd=repo)
+    wait_for(lambda: tool_started("sleeper"))
     time.sleep(0.5)
     t0 = time.monotonic()
     proc.send_signal(sig)
@@ -252,14 +238,8 @@ def test_signal_during_long_command_interrupts_cleanly(repo: Path, sig: signal.S
 
 def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
     make_bot("victim", [reply("", shell("echo precious > precious.txt; sleep 60"))])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "openbot", "run", "victim"],
-        cwd=repo,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-    )
-    wait_for(lambda: _started_long_command("victim"))
+    proc = start_run("run", "victim", cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: tool_started("victim"))
     time.sleep(0.5)
     proc.kill()
     proc.wait()

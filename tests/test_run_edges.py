@@ -6,19 +6,24 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from openbot import paths
 from openbot.conversation import Conversation
 from tests.conftest import git
-from tests.runhelpers import complete, make_bot, metadata, reply, run_cli, sessions, shell, wait_for
-
-
-def _tool_started(bot: str) -> bool:
-    found = sessions(bot)
-    return bool(found) and '"tool_call"' in (found[-1] / "events.jsonl").read_text()
+from tests.runhelpers import (
+    complete,
+    make_bot,
+    metadata,
+    reply,
+    run_cli,
+    sessions,
+    shell,
+    start_run,
+    tool_started,
+    wait_for,
+)
 
 
 def _conversation(bot: str) -> list[dict]:
@@ -28,15 +33,8 @@ def _conversation(bot: str) -> list[dict]:
 
 def test_resume_after_sigkill_mid_tool_gives_the_killed_call_a_result(repo: Path) -> None:
     bot_dir = make_bot("crash", [reply("", shell("echo half > half.txt; sleep 60", "toolu_killed"))])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "openbot", "run", "crash", "--json"],
-        cwd=repo,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    wait_for(lambda: _tool_started("crash"))
+    proc = start_run("run", "crash", "--json", cwd=repo, stderr=subprocess.DEVNULL)
+    wait_for(lambda: tool_started("crash"))
     time.sleep(0.5)
     proc.kill()
     proc.communicate()
@@ -54,15 +52,9 @@ def test_resume_after_sigkill_mid_tool_gives_the_killed_call_a_result(repo: Path
 
 def test_resume_of_a_live_run_is_refused(repo: Path) -> None:
     make_bot("live", [reply("", shell("sleep 60"))])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "openbot", "run", "live"],
-        cwd=repo,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = start_run("run", "live", cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for(lambda: _tool_started("live"))
+        wait_for(lambda: tool_started("live"))
         run_dir = next(paths.bot_home("live").glob("workspaces/*/runs/*"))
         before = (run_dir / "run.json").read_text()
         out = run_cli("run", "live", "--resume", run_dir.name, cwd=repo)
@@ -114,15 +106,8 @@ def test_resumed_runs_add_up_their_tokens(repo: Path) -> None:
 
 def test_a_run_whose_stderr_reader_died_still_saves_everything(repo: Path) -> None:
     make_bot("piped", [reply("", shell("echo wip > wip.txt; sleep 60"))])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "openbot", "run", "piped", "--json"],
-        cwd=repo,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    wait_for(lambda: _tool_started("piped"))
+    proc = start_run("run", "piped", "--json", cwd=repo)
+    wait_for(lambda: tool_started("piped"))
     time.sleep(0.3)
     assert proc.stderr is not None
     proc.stderr.close()  # like `openbot run … 2>&1 | tee log` with tee killed by the same ctrl-c

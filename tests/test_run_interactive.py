@@ -5,12 +5,20 @@ from __future__ import annotations
 import json
 import os
 import pty
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from tests.runhelpers import complete, events, make_bot, metadata, reply, sessions, shell, wait_for
+from tests.runhelpers import (
+    complete,
+    events,
+    make_bot,
+    metadata,
+    reply,
+    sessions,
+    shell,
+    start_run,
+    wait_for,
+)
 
 
 def test_typed_lines_reach_the_agent_and_wake_the_sleep(repo: Path) -> None:
@@ -20,14 +28,7 @@ def test_typed_lines_reach_the_agent_and_wake_the_sleep(repo: Path) -> None:
         config="sleep_secs = 60\nmax_iterations = 3",
     )
     master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "openbot", "run", "chat", "--json"],
-        cwd=repo,
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_run("run", "chat", "--json", cwd=repo, stdin=slave)
     os.close(slave)
     try:
         wait_for(
