@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openbot.envpolicy import NEVER, is_secret_name
 from openbot.errors import GitError, UsageError
 
 if TYPE_CHECKING:
@@ -44,7 +45,12 @@ def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     git runs in its own session: a Ctrl-C at the terminal reaches openbot alone, which decides when to
     stop, instead of killing a `git merge` half-way through updating the user's files.
     """
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    # No secrets either: the user's hooks (post-merge on a fast-forward) run with this environment.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _REPO_ENV and k not in NEVER and not is_secret_name(k)
+    }
     proc = subprocess.run(
         ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, start_new_session=True
     )

@@ -94,4 +94,5 @@ def start_run(*args: str, cwd: Path, **popen: Any) -> subprocess.Popen[str]:
 def tool_started(bot: str) -> bool:
     """The bot's latest session has logged a tool call (its command is running or has run)."""
     found = sessions(bot)
-    return bool(found) and '"tool_call"' in (found[-1] / "events.jsonl").read_text()
+    log = found[-1] / "events.jsonl" if found else None
+    return log is not None and log.exists() and '"tool_call"' in log.read_text()

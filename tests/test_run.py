@@ -76,9 +76,8 @@ def test_completed_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo:
     branch = result["branch"]
     assert branch.startswith("openbot/writer-") and git(repo, "show", f"{branch}:hello.txt") == "hi"
     assert git(repo, "log", "-1", "--format=%s", branch) == "Add hello"
-    assert not (Path(git(repo, "rev-parse", "--git-common-dir")) / "openbot-worktrees").exists() or not any(
-        p.is_dir() for p in (repo / ".git/openbot-worktrees").iterdir()
-    )
+    assert (repo / ".git/openbot-worktrees").is_dir()  # the worktree lived there...
+    assert not list((repo / ".git/openbot-worktrees").glob("writer-*"))  # ...and was removed at the end
     [session] = sessions("writer")
     meta = metadata(session)
     assert meta["status"] == "completed" and meta["command_count"] == 2
@@ -353,3 +352,47 @@ def test_a_long_command_is_cut_at_the_wall_time_budget(repo: Path) -> None:
     assert out.returncode == 3 and "time limit" in json.loads(out.stdout)["reason"]
     [command] = [e for e in events(sessions("overrun")[0]) if e["type"] == "command"]
     assert command["timed_out"] and command["exit_code"] is None
+
+
+def test_under_ci_the_run_writes_a_step_summary_and_plain_lines(repo: Path, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    make_bot("nightly", [reply("Working.", shell("echo hi")), reply("", complete("nightly work done"))])
+    out = run_cli("run", "nightly", cwd=repo, env={"CI": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    assert out.returncode == 0, out.stderr
+    text = summary.read_text()
+    assert "nightly work done" in text and "|" in text and "completed" in text
+    assert "\x1b[" not in out.stderr and "  │ Working." in out.stderr  # plain log lines, no terminal codes
+
+
+def test_bot_option_and_with_changes(repo: Path) -> None:
+    (repo / "README.md").write_text("# demo\nuser's edit\n")
+    (repo / "notes.txt").write_text("untracked\n")
+    before = git(repo, "status", "--porcelain")
+    make_bot(
+        "carry",
+        [reply("", shell("git add -A && git commit -qm 'with the user changes'")), reply("", complete())],
+    )
+    out = run_cli("run", "-b", "carry", "--with-changes", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    branch = json.loads(out.stdout)["branch"]
+    assert git(repo, "show", f"{branch}:notes.txt") == "untracked"
+    assert git(repo, "show", f"{branch}:README.md") == "# demo\nuser's edit"
+    assert git(repo, "status", "--porcelain") == before  # the user's changes stay where they were, too
+    assert (repo / "notes.txt").read_text() == "untracked\n"
+
+
+def test_a_second_ctrl_c_exits_at_once_and_the_next_run_recovers_the_work(repo: Path) -> None:
+    make_bot("hasty", [reply("", shell("echo draft > draft.txt; trap '' INT TERM; sleep 60"))])
+    proc = start_run("run", "hasty", cwd=repo)
+    wait_for(lambda: tool_started("hasty"))
+    time.sleep(0.5)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)  # the command ignores signals: without this we would wait ~2 s more
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130 and time.monotonic() - started < 5
+    [branch] = bot_branches(repo)
+    make_bot("after", [reply("", complete())])
+    assert run_cli("run", "after", cwd=repo).returncode == 0
+    assert git(repo, "show", f"{branch}:draft.txt") == "draft"

@@ -17,6 +17,7 @@ from tests.runhelpers import (
     sessions,
     shell,
     start_run,
+    tool_started,
     wait_for,
 )
 
@@ -31,11 +32,7 @@ def test_typed_lines_reach_the_agent_and_wake_the_sleep(repo: Path) -> None:
     proc = start_run("run", "chat", "--json", cwd=repo, stdin=slave)
     os.close(slave)
     try:
-        wait_for(
-            lambda: (
-                bool(sessions("chat")) and '"tool_call"' in (sessions("chat")[0] / "events.jsonl").read_text()
-            )
-        )
+        wait_for(lambda: tool_started("chat"))
         os.write(master, b"mid-turn note\n")
         wait_for(lambda: metadata(sessions("chat")[0])["status"] == "completed")
         started_sleep = time.monotonic()

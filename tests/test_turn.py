@@ -163,3 +163,23 @@ def test_200_tool_calls_with_20kb_outputs_stay_inside_the_window(tmp_path: Path)
         sum(len(json.dumps(b)) for b in model.requests[-1].messages[-1]["content"]) > 5_000
     )  # recent: not stubbed
     assert any(type(e).__name__ == "Notice" for e in sink.events)
+
+
+def test_billed_usage_of_a_call_that_failed_still_counts(tmp_path: Path) -> None:
+    from openbot.errors import ModelError
+    from openbot.models.base import Usage
+
+    class FailingModel:
+        model = "failing"
+
+        def complete(self, request, sink):  # type: ignore[no-untyped-def]
+            raise ModelError(
+                "the API stayed overloaded after 4 attempts", usage=Usage(300, 40, cost_usd=0.01)
+            )
+
+    turn, _, _ = make_turn(tmp_path, [])
+    turn.model = FailingModel()  # type: ignore[assignment]
+    with pytest.raises(ModelError):
+        turn.run()
+    assert turn.budget.spent.total_tokens == 340 and turn.budget.spent.cost_usd == pytest.approx(0.01)
+    assert turn.result.usage.total_tokens == 340

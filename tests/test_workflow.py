@@ -122,6 +122,9 @@ def test_triggers_and_permissions(wf: dict[str, Any]) -> None:
     assert {"bot", "max_iterations", "fail_on_limit"} <= set(on["workflow_dispatch"]["inputs"])
     assert wf["permissions"] == {"contents": "write", "pull-requests": "write"}
     assert wf["env"]["OPENBOT_PIP_SPEC"] and wf["env"]["OPENBOT_FAIL_ON_LIMIT"] == "false"
+    # never the bare PyPI name (an unrelated project) and the placeholder is refused by the install step
+    assert "git+" in wf["env"]["OPENBOT_PIP_SPEC"]
+    assert "*OWNER/*" in _step(wf["jobs"]["run"], "Install openbot")["run"]
 
 
 def test_matrix_comes_from_the_list_job(wf: dict[str, Any]) -> None:
