@@ -40,7 +40,8 @@ class Budget:
             )
         if self.max_minutes and self.minutes() >= self.max_minutes:
             raise LimitReached(
-                "max_minutes", f"time limit reached: {self.minutes():.1f} min of {self.max_minutes:g} min"
+                "max_minutes",
+                f"time limit reached: {self.minutes():.2f} min used, max_minutes = {self.max_minutes:g}",
             )
 
     def status(self) -> dict[str, object]:

@@ -16,14 +16,14 @@ from typing import Any
 Message = dict[str, Any]
 
 
-def not_run(tool_use_id: str, why: str) -> dict[str, Any]:
-    """The tool_result for a call that was never executed (the API needs one for every tool_use)."""
-    return {
-        "type": "tool_result",
-        "tool_use_id": tool_use_id,
-        "is_error": True,
-        "content": f"[openbot] not run: {why} before this call was executed",
-    }
+def not_run(tool_use_id: str, why: str, partly: bool = False) -> dict[str, Any]:
+    """The tool_result for a call that never finished (the API needs one for every tool_use)."""
+    text = (
+        f"[openbot] no result: {why} while this call was running; it may have run partly — check its effects"
+        if partly
+        else f"[openbot] not run: {why} before this call was executed"
+    )
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "is_error": True, "content": text}
 
 
 def _tool_use_ids(message: Message) -> list[str]:
@@ -85,7 +85,7 @@ class Conversation:
                 continue
             nxt = msgs[i + 1] if i + 1 < len(msgs) else None
             answered = _result_ids(nxt) if nxt is not None and nxt.get("role") == "user" else set()
-            missing = [not_run(t, "the run ended") for t in ids if t not in answered]
+            missing = [not_run(t, "the run ended", partly=True) for t in ids if t not in answered]
             if not missing:
                 continue
             changed = True

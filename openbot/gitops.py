@@ -47,9 +47,7 @@ def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     """
     # No secrets either: the user's hooks (post-merge on a fast-forward) run with this environment.
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in _REPO_ENV and k not in NEVER and not is_secret_name(k)
+        k: v for k, v in os.environ.items() if k not in _REPO_ENV and k not in NEVER and not is_secret_name(k)
     }
     proc = subprocess.run(
         ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, start_new_session=True

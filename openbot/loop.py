@@ -89,7 +89,7 @@ class Runner:
             secs = max(0.0, min(secs, self.budget.max_minutes * 60 - self.budget.minutes() * 60))
         if secs:
             self.view.line(
-                f"  sleeping {secs:g}s" + (" (type a line to wake the bot)" if self.inbox.enabled else "")
+                f"  sleeping {secs:.0f}s" + (" (type a line to wake the bot)" if self.inbox.enabled else "")
             )
         self.pending_input = self.inbox.wait(secs, self.cancel)
         if self.cancel.is_set():
@@ -131,6 +131,9 @@ class Runner:
 
     @property
     def resume_command(self) -> str:
+        """Printed at every end of a run, except when there is nothing to resume (the branch is gone)."""
+        if self.record.action == "discard" and self.workspace.isolated:
+            return ""
         return f"openbot run {self.record.bot} --resume {self.record.run_id}"
 
     # ── one iteration = one session ──────────────────────────────────────────────────────────────
@@ -168,6 +171,9 @@ class Runner:
         rec.session_ids.append(meta.session_id)
         rec.iterations += 1
         rec.save()
+        _write_private(
+            self.history.session_dir(meta.session_id) / "system_prompt.md", self.redactor.redact(system)
+        )
         log = EventLog(self.history.events_path(meta.session_id), self.redactor.redact)
         sink = TeeSink(log, self.view)
         ctx = ToolContext(
@@ -278,3 +284,10 @@ class Runner:
 
 def _add_tokens(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
+
+
+def _write_private(path: Path, text: str) -> None:
+    """What the model was told, kept beside the session's events so a user can check it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)

@@ -117,3 +117,31 @@ def mark_dead(bot: str, run_id: str, wip_sha: str | None) -> RunRecord | None:
             history.save(meta)
     rec.save()
     return rec
+
+
+def mark_dead_runs(bot: str, project: str, recent: int = 20) -> list[str]:
+    """Mark this bot's recent runs whose process died on this machine (runs without a worktree have no
+    sweep to find them). A pid that is alive again (reused) is left alone: never a live run's record."""
+    root = paths.runs_dir(bot, project)
+    try:
+        names = sorted(os.listdir(root))[-recent:]
+    except FileNotFoundError:
+        return []
+    host, dead = socket.gethostname(), []
+    for name in names:
+        try:
+            rec = RunRecord.load(root / name / "run.json")
+        except ConfigError:
+            continue
+        if rec.status != "running" or rec.host != host or rec.pid == os.getpid():
+            continue
+        try:
+            os.kill(rec.pid, 0)
+            continue
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        mark_dead(bot, rec.run_id, None)
+        dead.append(rec.run_id)
+    return dead

@@ -1,4 +1,5 @@
-"""ctrl-c and SIGTERM during a run: the first one stops the work cleanly, a second one exits at once.
+"""ctrl-c, SIGTERM and SIGHUP (a closed terminal or ssh session) during a run: the first one stops the
+work cleanly, a second one exits at once.
 
 The first signal sets the cancel event (the shell tool kills its process group, the turn and the sleep
 end) and, while a model call is in flight, raises `Interrupted` to abandon it. A second signal exits
@@ -54,7 +55,7 @@ class SignalGuard:
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return  # signal handlers can only be set from the main thread (e.g. under some test runners)
-        for s in (signal.SIGINT, signal.SIGTERM):
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the terminal or ssh went away
             self._old[s] = signal.signal(s, self._handle)
 
     def restore(self) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from openbot import paths
 from openbot.errors import OpenbotError
-from openbot.runstate import mark_dead
+from openbot.runstate import mark_dead, mark_dead_runs
 
 if TYPE_CHECKING:
     from openbot.runner import RunPlan
@@ -70,6 +70,8 @@ class Workspace:
     def open(self) -> None:
         """Set everything up; what was created before a failure is still torn down by `close`."""
         plan, rec = self.plan, self.record
+        for run_id in mark_dead_runs(plan.bot.name, rec.project):
+            self.view.line(f"· run {run_id} of {plan.bot.name} had died without finishing: marked failed")
         if plan.use_worktree and plan.repo is not None:
             from openbot.worktree import create_worktree, reopen_branch, sweep_dead
 
@@ -121,9 +123,19 @@ class Workspace:
 
     def close(self, completion: dict[str, str] | None) -> str:
         """Save and remove the worktree, apply the action; returns why that failed ("" when it did not)."""
+        wips = len(self.record.wip_commits)
         failure = self._remove_worktree() if self.wt is not None else ""
         if completion is not None and not failure:
-            failure = self._apply_action(completion["action"])
+            action = completion["action"]
+            if action == "merge" and len(self.record.wip_commits) > wips:
+                # Only the bot's own commits are merged, never the scratch it left uncommitted.
+                failure = self._apply_action("review")
+                self.record.action_message = (
+                    f"not merged: the bot left uncommitted work (saved as WIP commit "
+                    f"{self.record.wip_commits[-1][:12]}); {self.record.action_message}"
+                )
+            else:
+                failure = self._apply_action(action)
         if self.tmp_dir is not None:
             shutil.rmtree(self.tmp_dir, ignore_errors=True)
         return failure

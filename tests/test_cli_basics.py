@@ -51,3 +51,11 @@ def test_errors_are_one_line_unless_debugging(tmp_path: Path) -> None:
     )
     debug = run_cli("bots", "show", "nope", cwd=tmp_path, env={"OPENBOT_DEBUG": "1"})
     assert "Traceback" in debug.stderr and "NotFoundError" in debug.stderr
+
+
+def test_a_filesystem_refusal_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    home_file = tmp_path / "not-a-dir"
+    home_file.write_text("")
+    out = run_cli("bots", "create", "q", cwd=tmp_path, env={"OPENBOT_HOME": str(home_file)})
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and "Not a directory" in out.stderr

@@ -79,6 +79,7 @@ def test_completed_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo:
     assert (repo / ".git/openbot-worktrees").is_dir()  # the worktree lived there...
     assert not list((repo / ".git/openbot-worktrees").glob("writer-*"))  # ...and was removed at the end
     [session] = sessions("writer")
+    assert "Work." in (session / "system_prompt.md").read_text()  # what the model was told is kept
     meta = metadata(session)
     assert meta["status"] == "completed" and meta["command_count"] == 2
     assert meta["response_summary"] == "Added hello.txt"
@@ -217,7 +218,7 @@ def test_two_bots_in_parallel_on_one_repo(repo: Path) -> None:
     assert {r["branch"].split("-")[0] for r in results} == {"openbot/alpha", "openbot/beta"}
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_signal_during_long_command_interrupts_cleanly(repo: Path, sig: signal.Signals, code: int) -> None:
     make_bot("sleeper", [reply("", shell("echo wip > wip.txt; sleep 60")), reply("never")])
     proc = start_run("run", "sleeper", "--json", cwd=repo)
@@ -396,3 +397,24 @@ def test_a_second_ctrl_c_exits_at_once_and_the_next_run_recovers_the_work(repo: 
     make_bot("after", [reply("", complete())])
     assert run_cli("run", "after", cwd=repo).returncode == 0
     assert git(repo, "show", f"{branch}:draft.txt") == "draft"
+
+
+def test_merge_is_refused_when_the_bot_left_uncommitted_work(repo: Path) -> None:
+    main_before = git(repo, "rev-parse", "main")
+    make_bot(
+        "messy",
+        [
+            reply(
+                "",
+                shell(
+                    "echo feature > f.txt && git add f.txt && git commit -qm feature && "
+                    "echo scratch > scratch.txt"
+                ),
+            ),
+            reply("", complete("done", "merge")),
+        ],
+    )
+    result = json.loads(run_cli("run", "messy", "--json", cwd=repo).stdout)
+    assert result["action"] == "review" and "not merged" in result["action_message"]
+    assert git(repo, "rev-parse", "main") == main_before and not (repo / "scratch.txt").exists()
+    assert git(repo, "show", f"{result['branch']}:scratch.txt") == "scratch"  # kept on the bot's branch

@@ -120,3 +120,43 @@ def test_a_run_whose_stderr_reader_died_still_saves_everything(repo: Path) -> No
     assert record["status"] == "interrupted" and record["exit_code"] == 130
     assert metadata(sessions("piped")[0])["status"] == "interrupted"
     assert os.environ["OPENBOT_HOME"]
+
+
+def test_a_command_stops_at_its_timeout_even_when_openbot_is_killed(repo: Path) -> None:
+    marker = f"sleep 61.{os.getpid()}"  # a command line no other test uses
+    call = {"name": "shell", "input": {"command": f"{marker}", "timeout_secs": 2}}
+    make_bot("deadman", [reply("", call)])
+    proc = start_run("run", "deadman", cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: tool_started("deadman"))
+    time.sleep(0.3)
+    proc.kill()  # openbot cannot stop the command now: its own `timeout` wrapper must
+    proc.wait()
+
+    def running() -> bool:
+        for stat in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if stat.read_bytes().replace(b"\0", b" ").strip() == marker.encode():
+                    state = (stat.parent / "stat").read_text().split(") ", 1)[1][0]
+                    if state != "Z":
+                        return True
+            except OSError:
+                continue
+        return False
+
+    assert running()
+    wait_for(lambda: not running(), timeout=20)
+
+
+def test_a_killed_run_without_worktree_is_marked_by_the_next_run(repo: Path) -> None:
+    make_bot("inplace", [reply("", shell("sleep 60"))])
+    proc = start_run(
+        "run", "inplace", "--no-worktree", cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wait_for(lambda: tool_started("inplace"))
+    proc.kill()
+    proc.wait()
+    make_bot("inplace", [reply("", complete())])
+    out = run_cli("run", "inplace", "--no-worktree", cwd=repo)
+    assert out.returncode == 0 and "had died" in out.stderr
+    first = sessions("inplace")[0]
+    assert metadata(first)["status"] == "failed" and "died" in metadata(first)["error"]

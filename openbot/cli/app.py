@@ -27,6 +27,12 @@ class _OpenbotGroup(TyperGroup):
                 raise
             typer.echo(f"openbot: error: {e.one_line()}", err=True)
             raise typer.Exit(e.exit_code) from None
+        except OSError as e:  # the filesystem said no (OPENBOT_HOME is a file, a disk is full, ...)
+            if debug_enabled():
+                raise
+            where = f": {e.filename}" if e.filename else ""
+            typer.echo(f"openbot: error: {e.strerror or e}{where} (OPENBOT_DEBUG=1 shows where)", err=True)
+            raise typer.Exit(1) from None
 
 
 app = typer.Typer(

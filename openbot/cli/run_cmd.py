@@ -109,7 +109,8 @@ def _report(view: object, result: object, in_ci: bool) -> None:
         lines.append(f"  summary: {r.summary.splitlines()[0][:200]}")
     if r.action:
         lines.append(f"  action: {r.action}" + (f" — {r.action_message}" if r.action_message else ""))
-    lines.append(f"  resume: {result.resume_command}")
+    if result.resume_command:
+        lines.append(f"  resume: {result.resume_command}")
     for line in lines:
         view.line(line)  # type: ignore[attr-defined]
     if in_ci:

@@ -14,6 +14,7 @@ import fcntl
 import os
 import re
 import selectors
+import shutil
 import signal
 import subprocess
 import time
@@ -46,6 +47,11 @@ DESCRIPTION = "\n".join(
         "  file with the full output (read parts of it with sed -n 'A,Bp' or grep -n).",
     ]
 )
+
+# coreutils `timeout` wraps every command a few seconds past its own deadline, so that a command never
+# outlives it even when openbot cannot enforce it (openbot killed with SIGKILL, the machine's OOM killer).
+_TIMEOUT_BIN = shutil.which("timeout")
+DEAD_MAN_GRACE_SECS = 5
 
 
 def _spec(default_timeout: float) -> ToolSpec:
@@ -198,6 +204,8 @@ class ShellTool:
         compactor = OutputCompactor(str(log_path))
         log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         argv = ["bash", "-c", command]
+        if _TIMEOUT_BIN:  # a dead-man switch: should openbot itself be killed, the command still stops
+            argv = [_TIMEOUT_BIN, "--kill-after=5", f"{int(timeout) + DEAD_MAN_GRACE_SECS}", *argv]
         env = dict(ctx.env)
         if ctx.sandbox is not None:
             # stdout is the log file: `> /dev/stdout` reopens it by path, so it must be writable.
