@@ -124,7 +124,11 @@ def _check_repo(repo: RepoInfo, resume: RunRecord | None) -> None:
             f"the repository at {repo.workdir} has no commits yet",
             hint="make a first commit; the bot's branch starts from your HEAD",
         )
-    if resume is not None and git.branches.local.get(resume.branch) is None:
+    if (
+        resume is not None
+        and not resume.empty_branch_deleted
+        and git.branches.local.get(resume.branch) is None
+    ):
         why = "deleted by the run's discard action" if resume.action == "discard" else "no longer exists"
         raise UsageError(
             f"cannot resume run {resume.run_id}: its branch '{resume.branch}' {why}",

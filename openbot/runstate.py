@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import secrets
+import shutil
 import socket
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,6 +46,8 @@ class RunRecord:
     action_message: str = ""
     reason: str = ""
     wip_commits: list[str] = field(default_factory=list)
+    empty_branch_deleted: bool = False  # the run ended without commits; a resume recreates the branch
+    tmp_dir: str = ""
     command_count: int = 0
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float = 0.0
@@ -105,6 +108,8 @@ def mark_dead(bot: str, run_id: str, wip_sha: str | None) -> RunRecord | None:
     rec.status, rec.reason = "failed", why + (f" as WIP commit {wip_sha[:12]}" if wip_sha else "")
     if wip_sha:
         rec.wip_commits.append(wip_sha)
+    if rec.tmp_dir and Path(rec.tmp_dir).name.startswith("openbot-run-"):
+        shutil.rmtree(rec.tmp_dir, ignore_errors=True)
     history = History(paths.history_dir(bot, rec.project))
     for session_id in rec.session_ids[-1:]:
         try:

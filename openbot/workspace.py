@@ -80,6 +80,11 @@ class Workspace:
                 if swept.bot != "?" and swept.run_id != "?":
                     mark_dead(swept.bot, swept.run_id, swept.wip_sha)
             if plan.resume is not None:
+                if rec.empty_branch_deleted:
+                    from openbot.gitops import run_git
+
+                    run_git(plan.repo.workdir, "branch", rec.branch, rec.base_commit)
+                    rec.empty_branch_deleted = False
                 self.wt = reopen_branch(plan.repo, rec.branch, plan.bot.name, rec.run_id)
             else:
                 self.wt = create_worktree(
@@ -95,6 +100,7 @@ class Workspace:
         rec.workdir = str(self.workdir)
         rec.save()
         self.tmp_dir = Path(tempfile.mkdtemp(prefix="openbot-run-"))
+        rec.tmp_dir = str(self.tmp_dir)  # a later run removes it should this one be killed
         paths.make_private_dir(self.skills_dir)
         self._confine()
 
@@ -136,6 +142,8 @@ class Workspace:
                 )
             else:
                 failure = self._apply_action(action)
+        elif not failure and self.wt is not None:
+            self._drop_if_empty(completed=False)
         if self.tmp_dir is not None:
             shutil.rmtree(self.tmp_dir, ignore_errors=True)
         return failure
@@ -169,7 +177,7 @@ class Workspace:
         from openbot.worktree import apply_action
 
         assert self.plan.repo is not None  # a worktree implies a repository
-        if requested != "discard" and self._branch_is_empty():
+        if requested != "discard" and self._drop_if_empty(completed=True):
             return ""
         try:
             outcome = apply_action(self.plan.repo, self.wt, requested)
@@ -180,20 +188,23 @@ class Workspace:
         rec.action_message = outcome.message
         return ""
 
-    def _branch_is_empty(self) -> bool:
-        """A completed run that changed nothing: delete its branch so nightly runs don't pile them up."""
+    def _drop_if_empty(self, completed: bool) -> bool:
+        """A run that changed nothing deletes its branch, so nightly runs don't pile up empty branches.
+        An unfinished run can still be resumed: `--resume` recreates the branch at the same commit."""
         from openbot.gitops import run_git
 
         assert self.wt is not None and self.plan.repo is not None
-        cwd, branch = self.plan.repo.workdir, self.wt.branch
+        cwd, branch, rec = self.plan.repo.workdir, self.wt.branch, self.record
         ahead = run_git(
             cwd, "rev-list", "--count", f"{self.wt.base_commit}..refs/heads/{branch}", check=False
         )
         if ahead.returncode != 0 or ahead.stdout.strip() != "0":
             return False
         run_git(cwd, "branch", "-D", branch)
-        self.record.action = "discard"
-        self.record.action_message = (
-            f"no new commits over {self.record.base}: deleted the empty branch {branch}"
-        )
+        if completed:
+            rec.action = "discard"
+            rec.action_message = f"no new commits over {rec.base}: deleted the empty branch {branch}"
+        else:
+            rec.empty_branch_deleted = True
+            self.view.line(f"· no commits on {branch}: deleted the empty branch (a resume recreates it)")
         return True

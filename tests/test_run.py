@@ -418,3 +418,22 @@ def test_merge_is_refused_when_the_bot_left_uncommitted_work(repo: Path) -> None
     assert result["action"] == "review" and "not merged" in result["action_message"]
     assert git(repo, "rev-parse", "main") == main_before and not (repo / "scratch.txt").exists()
     assert git(repo, "show", f"{result['branch']}:scratch.txt") == "scratch"  # kept on the bot's branch
+
+
+def test_an_unfinished_run_without_commits_drops_its_branch_and_resume_recreates_it(repo: Path) -> None:
+    bot_dir = make_bot("ponder", [reply("thinking")], config="max_iterations = 1")
+    first = json.loads(run_cli("run", "ponder", "--json", cwd=repo).stdout)
+    assert first["exit_code"] == 3 and bot_branches(repo) == [] and first["resume_command"]
+    (bot_dir / "script.json").write_text(
+        json.dumps(
+            {
+                "responses": [
+                    reply("", shell("echo x > x.txt && git add x.txt && git commit -qm x")),
+                    reply("", complete()),
+                ]
+            }
+        )
+    )
+    second = json.loads(run_cli("run", "ponder", "--resume", first["run_id"], "--json", cwd=repo).stdout)
+    assert second["exit_code"] == 0 and second["branch"] == first["branch"]
+    assert git(repo, "log", "-1", "--format=%s", second["branch"]) == "x"

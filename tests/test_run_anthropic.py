@@ -95,7 +95,8 @@ def test_auth_error_fails_the_run_with_exit_1_and_a_key_hint(repo: Path) -> None
     assert result["status"] == "failed" and "ANTHROPIC_API_KEY" in result["reason"]
     assert metadata(sessions("claude")[0])["status"] == "failed"
     assert not list((repo / ".git/openbot-worktrees").glob("claude-*"))  # removed on this exit path too
-    assert result["branch"] in git(repo, "branch", "--list", "openbot/*")  # the branch is kept
+    # nothing was committed: the empty branch is dropped, and a resume (with a good key) recreates it
+    assert git(repo, "branch", "--list", "openbot/*") == "" and result["resume_command"]
 
 
 def test_cost_budget_stops_the_run_with_exit_3(repo: Path) -> None:
