@@ -98,6 +98,11 @@ class Runner:
 
     # ── start and finish ──────────────────────────────────────────────────────────────────────────
     def _start(self) -> None:
+        c = self.config
+        if not c.max_iterations and not (c.max_cost_usd or c.max_tokens or c.max_minutes):
+            self.view.line(
+                "!! no iteration limit and no budget: this run goes on until the bot completes or ctrl-c"
+            )
         if self.plan.bot.source == "repo":
             self.view.line(f"· using the bot committed in this repository: {self.plan.bot.config_path}")
         self.workspace.open()

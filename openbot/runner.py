@@ -101,6 +101,11 @@ def plan_run(req: RunRequest) -> RunPlan:
     resume = find_run(bot.name, project.slug, req.resume) if req.resume else None
     if resume is not None and req.project is None:
         project = Project(slug=resume.project, repo=project.repo)
+    if resume is not None and req.no_worktree and resume.use_worktree:
+        raise UsageError(
+            f"run {resume.run_id} worked in a worktree; it resumes in one",
+            hint="drop --no-worktree, or start a new run with it",
+        )
     use_worktree = repo is not None and not req.no_worktree and (resume is None or resume.use_worktree)
     if use_worktree and repo is not None:
         _check_repo(repo, resume)

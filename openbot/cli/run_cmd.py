@@ -116,4 +116,5 @@ def _report(view: object, result: object, in_ci: bool) -> None:
     if in_ci:
         from openbot.ci import write_step_summary
 
-        write_step_summary(result.to_json(), os.environ)
+        if not write_step_summary(result.to_json(), os.environ) and os.environ.get("GITHUB_STEP_SUMMARY"):
+            view.line(f"!! could not write the step summary to {os.environ['GITHUB_STEP_SUMMARY']}")  # type: ignore[attr-defined]
