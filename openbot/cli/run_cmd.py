@@ -6,12 +6,16 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from openbot.cli.app import app
 from openbot.errors import UsageError
+
+if TYPE_CHECKING:
+    from openbot.display import LiveView
+    from openbot.runner import RunResult
 
 
 @app.command("run")
@@ -93,10 +97,7 @@ def run_command(
     raise typer.Exit(result.exit_code)
 
 
-def _report(view: object, result: object, in_ci: bool) -> None:
-    from openbot.runner import RunResult
-
-    assert isinstance(result, RunResult)
+def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
     r = result.record
     lines = [
         f"openbot: run {r.run_id} {r.status}" + (f": {r.reason}" if r.reason else ""),
@@ -112,9 +113,10 @@ def _report(view: object, result: object, in_ci: bool) -> None:
     if result.resume_command:
         lines.append(f"  resume: {result.resume_command}")
     for line in lines:
-        view.line(line)  # type: ignore[attr-defined]
+        view.line(line)
     if in_ci:
         from openbot.ci import write_step_summary
 
-        if not write_step_summary(result.to_json(), os.environ) and os.environ.get("GITHUB_STEP_SUMMARY"):
-            view.line(f"!! could not write the step summary to {os.environ['GITHUB_STEP_SUMMARY']}")  # type: ignore[attr-defined]
+        summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+        if not write_step_summary(result.to_json(), os.environ) and summary_path:
+            view.line(f"!! could not write the step summary to {summary_path}")
