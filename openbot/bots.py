@@ -7,9 +7,11 @@ A name that exists nowhere is a NotFoundError suggesting close names — never a
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 import shutil
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -171,6 +173,43 @@ def _write_private(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def live_runs(name: str) -> list[tuple[str, int]]:
+    """(run id, pid) of this bot's runs whose record says running and whose process is alive on this host."""
+    host, live = socket.gethostname(), []
+    for record in sorted((paths.bot_home(name) / "workspaces").glob("*/runs/*/run.json")):
+        try:
+            data = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a torn or unreadable record is no evidence of a live run
+        if not isinstance(data, dict) or data.get("status") != "running" or data.get("host") != host:
+            continue
+        pid = data.get("pid")
+        if isinstance(pid, int) and pid > 0 and _alive(pid):
+            live.append((str(data.get("run_id") or record.parent.name), pid))
+    return live
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process holds the pid: alive, and it may be this run
+        return True
+    return True
+
+
+def refuse_if_running(name: str) -> None:
+    """Deleting a running bot's directory pulls its history and worktree state out from under it."""
+    live = live_runs(name)
+    if live:
+        run_id, pid = live[0]
+        raise UsageError(
+            f"bot '{name}' is running (run {run_id}, pid {pid}); deleting it now would crash that run",
+            hint=f"stop it first (Ctrl-C in its terminal, or `kill {pid}`), then delete",
+        )
+
+
 def delete_bot(name: str, repo_root: Path | None = None, *, home: bool = False) -> Path:
     """Remove `$OPENBOT_HOME/bots/<name>` entirely (config, skills, memory, history); return that path.
 
@@ -193,5 +232,6 @@ def delete_bot(name: str, repo_root: Path | None = None, *, home: bool = False) 
                 "files in your repository",
                 hint=hint,
             )
+    refuse_if_running(name)
     shutil.rmtree(target)
     return target

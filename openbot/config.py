@@ -28,10 +28,35 @@ SANDBOX_MODES = ("workspace-write", "read-only", "danger-full-access")
 ACTIONS = ("merge", "review", "discard")
 
 
-def _f(default: Any, doc: str, choices: tuple[str, ...] = ()) -> Any:
+WEEK_SECS = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Range:
+    """The numbers a key allows: `low` (excluded when `above`), up to `high`; said as in messages."""
+
+    low: float = 0
+    above: bool = False
+    high: float | None = None
+
+    def allows(self, value: float) -> bool:
+        low_ok = value > self.low if self.above else value >= self.low
+        return low_ok and (self.high is None or value <= self.high)
+
+    def __str__(self) -> str:
+        text = f"more than {self.low:g}" if self.above else f"{self.low:g} or more"
+        return text if self.high is None else f"{text}, up to {self.high:g}"
+
+
+NOT_NEGATIVE = Range()
+
+
+def _f(default: Any, doc: str, choices: tuple[str, ...] = (), allowed: Range = NOT_NEGATIVE) -> Any:
+    """A BotConfig field; numbers get `allowed` (default: not negative), checked by `validate`."""
+    metadata = {"doc": doc, "choices": choices, "range": allowed}
     if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={"doc": doc, "choices": choices})
-    return field(default=default, metadata={"doc": doc, "choices": choices})
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -39,7 +64,12 @@ class BotConfig:
     description: str = _f("", "One line shown by `openbot bots list`.")
     model: str = _f(DEFAULT_MODEL, "A Claude model name, or `scripted:<path>` to replay a script offline.")
     max_iterations: int = _f(10, "Iterations (sessions) per run; 0 means unlimited.")
-    sleep_secs: float = _f(30, "Pause between iterations; an interactive user can type a line to wake it.")
+    # The upper bounds keep time.sleep and subprocess timeouts from overflowing (~292 years is their limit).
+    sleep_secs: float = _f(
+        30,
+        "Pause between iterations; an interactive user can type a line to wake it.",
+        allowed=Range(0, high=WEEK_SECS),
+    )
     sandbox: str = _f("workspace-write", "What the agent's commands may touch.", SANDBOX_MODES)
     sandbox_fallback: str = _f(
         "error",
@@ -49,9 +79,14 @@ class BotConfig:
     network: bool = _f(False, "Allow the agent's commands TCP access in the confined sandbox modes.")
     skip_git_check: bool = _f(False, "Run outside a git repository (no worktree, no branch).")
     env_passthrough: list[str] = _f([], "Extra env names (or PREFIX_* patterns) passed to commands.")
-    max_turn_steps: int = _f(100, "Model calls per turn before the turn ends; a nudge comes at 80 %.")
-    max_repeats: int = _f(5, "Identical consecutive tool calls that end a turn as stuck.")
-    command_timeout_secs: float = _f(600, "Default timeout of one shell command.")
+    max_turn_steps: int = _f(
+        100, "Model calls per turn before the turn ends; a nudge comes at 80 %.", allowed=Range(1)
+    )
+    # 1 would call the first tool call of every turn "repeated": 2 is the least that means anything.
+    max_repeats: int = _f(5, "Identical consecutive tool calls that end a turn as stuck.", allowed=Range(2))
+    command_timeout_secs: float = _f(
+        600, "Default timeout of one shell command.", allowed=Range(0, above=True, high=WEEK_SECS)
+    )
     max_cost_usd: float = _f(0.0, "Stop the run at this spend in USD; 0 means no limit.")
     max_tokens: int = _f(0, "Stop the run at this many tokens (all kinds); 0 means no limit.")
     max_minutes: float = _f(0.0, "Stop the run after this wall time; 0 means no limit.")
@@ -132,8 +167,21 @@ def _non_finite_hint(key: str) -> str:
     return f"use a finite number, e.g. {key} = {toml_value(f.default)}"
 
 
+def _check_model(model: str, source: str) -> None:
+    """An empty name would reach the API (or the key check) as `''`; `scripted:` alone names no file."""
+    if not model.strip():
+        raise ConfigError(
+            f"{source}: key 'model' is empty", hint=f'name a Claude model, e.g. model = "{DEFAULT_MODEL}"'
+        )
+    if model.startswith("scripted:") and not model.removeprefix("scripted:").strip():
+        raise ConfigError(
+            f"{source}: key 'model' is {toml_value(model)}, which names no script file",
+            hint='write model = "scripted:<path to a JSON script>"',
+        )
+
+
 def _check_env_passthrough(entries: list[str], source: str) -> None:
-    from openbot.envpolicy import check_pattern
+    from openbot.envpolicy import NEVER, check_pattern
 
     for entry in entries:
         try:
@@ -144,6 +192,12 @@ def _check_env_passthrough(entries: list[str], source: str) -> None:
                 "name or PREFIX_* pattern",
                 hint=e.hint,
             ) from e
+        if entry in NEVER:
+            raise ConfigError(
+                f"{source}: key 'env_passthrough' lists {toml_value(entry)}, which is openbot's own model "
+                "key and is never passed to the agent's commands",
+                hint=f"remove {toml_value(entry)} from env_passthrough",
+            )
 
 
 def shipped_skill_names() -> list[str]:
@@ -193,9 +247,14 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
             raise ConfigError(
                 f"{source}: key '{key}' must be a finite number, got {shown}", hint=_non_finite_hint(key)
             )
-        if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-            raise ConfigError(f"{source}: key '{key}' must not be negative, got {shown}")
+        allowed = fields[key].metadata["range"]
+        if isinstance(value, int | float) and not isinstance(value, bool) and not allowed.allows(value):
+            raise ConfigError(
+                f"{source}: key '{key}' must be {allowed}, got {shown}",
+                hint=f"e.g. {key} = {toml_value(fields[key].default)}",
+            )
     # Checked here, not mid-run, so `bots show`, `doctor` and `run` all refuse them before anything starts.
+    _check_model(values.get("model", DEFAULT_MODEL), source)
     _check_env_passthrough(values.get("env_passthrough", []), source)
     _check_shipped_skills(values.get("shipped_skills", []), source)
     return BotConfig(**values)

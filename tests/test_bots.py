@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import socket
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -170,3 +175,51 @@ def test_bots_by_source_marks_shadowed_home_bot(repo: Path) -> None:
     rows = [(ref.name, ref.source, shadowed) for ref, shadowed in bots.bots_by_source(repo)]
     assert rows == [("ci", "home", True), ("ci", "repo", False), ("solo", "home", False)]
     assert bots.find_bot("ci", repo).source == "repo"
+
+
+def write_run(bot: str, run_id: str, **fields: object) -> Path:
+    record = paths.runs_dir(bot, "proj") / run_id / "run.json"
+    record.parent.mkdir(parents=True)
+    data = {"run_id": run_id, "status": "running", "host": socket.gethostname(), "pid": os.getpid()}
+    record.write_text(json.dumps({**data, **fields}))
+    return record
+
+
+def dead_pid() -> int:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    return int(proc.stdout)  # exited and reaped: nothing holds this pid (until the kernel reuses it)
+
+
+def test_delete_refuses_a_bot_whose_run_is_alive(openbot_home: Path) -> None:
+    # Bug fixed: `bots delete --yes` removed a running bot's directory and its run crashed with a traceback.
+    bots.create_bot("busy")
+    write_run("busy", "20250101T000000Z-aaaa", status="finished")
+    write_run("busy", "20250102T000000Z-bbbb")  # this test's own process: alive on this host
+    with pytest.raises(UsageError) as e:
+        bots.delete_bot("busy")
+    assert "run 20250102T000000Z-bbbb" in e.value.message and f"pid {os.getpid()}" in e.value.message
+    assert "stop it first" in e.value.hint
+    assert (openbot_home / "bots" / "busy" / "config.md").is_file()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"status": "finished"},
+        {"status": "failed"},
+        {"host": "some-other-machine"},
+        {"pid": "dead"},  # the pid is replaced by a dead one below
+    ],
+)
+def test_delete_allows_a_bot_whose_runs_are_over(fields: dict, openbot_home: Path) -> None:
+    bots.create_bot("idle")
+    if fields.get("pid") == "dead":
+        fields = {"pid": dead_pid()}
+    write_run("idle", "20250102T000000Z-cccc", **fields)
+    (paths.runs_dir("idle", "proj") / "torn" / "run.json").parent.mkdir()
+    (paths.runs_dir("idle", "proj") / "torn" / "run.json").write_text('{"status": "runn')
+    assert bots.live_runs("idle") == []
+    bots.delete_bot("idle")
+    assert not (openbot_home / "bots" / "idle").exists()

@@ -195,3 +195,37 @@ def test_other_repo_bots_are_invisible(cli, tmp_path: Path) -> None:
     other = make_repo(tmp_path / "other")
     commit_bot(other, "theirs", "x\n")
     assert json.loads(cli("bots", "list", "--json", cwd=tmp_path).stdout) == []
+
+
+def test_delete_refuses_a_running_bot(cli, repo: Path) -> None:
+    # Bug fixed: `bots delete --yes` removed the directory of a running bot; the run crashed with a traceback.
+    import signal
+    import time
+
+    from tests.runhelpers import make_bot, reply, shell
+
+    bot_dir = make_bot("busy", [reply("", shell("sleep 30"))])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openbot", "run", "busy"],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not list((bot_dir / "workspaces").glob("*/runs/*/run.json")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (record,) = (bot_dir / "workspaces").glob("*/runs/*/run.json")
+        for args in (["--yes"], []):  # refused before the confirmation question too
+            r = cli("bots", "delete", "busy", *args, cwd=repo)
+            assert r.exit_code == 2, r.output
+            assert f"run {record.parent.name}, pid {proc.pid}" in r.stderr and "stop it first" in r.stderr
+        assert (bot_dir / "config.md").is_file()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143 and "Traceback" not in err
+    r = cli("bots", "delete", "busy", "--yes", cwd=repo)
+    assert r.exit_code == 0 and not bot_dir.exists()

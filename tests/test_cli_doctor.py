@@ -125,3 +125,39 @@ def test_config_values_caught_only_mid_run_fail_in_doctor(cli, tmp_path: Path, o
     got = lines(r)
     assert got["bot env (home)"] == "FAIL" and got["bot ship (home)"] == "FAIL" and r.exit_code == 1
     assert "key 'env_passthrough'" in r.stdout and "key 'shipped_skills'" in r.stdout
+
+
+def test_scripted_bots_fail_when_their_script_is_missing_or_broken(
+    cli, tmp_path: Path, openbot_home: Path
+) -> None:
+    # Bug fixed: doctor said PASS for a bot whose script did not exist; every run of it failed.
+    scripts = {"good": '{"responses": [{"text": "hi"}]}', "bad": "{not json", "shape": '{"responses": 1}'}
+    for name in ("good", "bad", "shape", "missing"):
+        bot_dir = openbot_home / "bots" / name
+        bot_dir.mkdir(parents=True)
+        (bot_dir / "config.md").write_text(f'+++\nmodel = "scripted:{name}.json"\n+++\nGo.\n')
+        if name in scripts:
+            (bot_dir / f"{name}.json").write_text(scripts[name])
+    # Resolved against the bot's directory, as runs do: a file of that name here must not count.
+    (tmp_path / "missing.json").write_text(scripts["good"])
+    r = cli("doctor", cwd=tmp_path)
+    got = lines(r)
+    assert got["bot good (home)"] == "PASS" and f"replays {openbot_home / 'bots/good/good.json'}" in r.stdout
+    assert got["bot missing (home)"] == "FAIL"
+    assert f"does not exist: {openbot_home / 'bots/missing/missing.json'}" in r.stdout
+    assert got["bot bad (home)"] == "FAIL" and "not valid JSON" in r.stdout
+    assert got["bot shape (home)"] == "FAIL" and "'responses' list" in r.stdout
+    assert r.exit_code == 1
+
+
+def test_scripted_model_with_an_absolute_path_or_a_directory(cli, tmp_path: Path, openbot_home: Path) -> None:
+    script = tmp_path / "abs.json"
+    script.write_text('{"responses": []}')
+    for name, model in (("abs", f"scripted:{script}"), ("dir", f"scripted:{tmp_path}")):
+        config = openbot_home / "bots" / name / "config.md"
+        config.parent.mkdir(parents=True)
+        config.write_text(f'+++\nmodel = "{model}"\n+++\nGo.\n')
+    r = cli("doctor", cwd=tmp_path)
+    got = lines(r)
+    assert got["bot abs (home)"] == "PASS"
+    assert got["bot dir (home)"] == "FAIL" and f"is not a file: {tmp_path}" in r.stdout

@@ -207,3 +207,20 @@ def test_an_exhausted_script_says_where_it_ran_out(repo: Path, script: list, con
     assert hint in out.stderr and "only 1 response " in out.stderr
     last = sessions("scr")[-1]
     assert hint in metadata(last)["error"]  # what `history --session` shows later
+
+
+@pytest.mark.parametrize(("count", "hidden"), [(141, 121), (22, 2), (21, 0), (3, 0)])
+def test_long_command_output_shows_its_head_and_its_tail(cli, repo: Path, count: int, hidden: int) -> None:
+    # Bug fixed: only the first 20 lines were shown, and errors are usually in the last ones.
+    h = history_of(repo)
+    sid = add_session(h, "done")
+    output = "\n".join(f"line {i}" for i in range(1, count)) + "\nE   AssertionError: the real error"
+    log = EventLog(h.events_path(sid))
+    log.emit(Command("t1", "pytest", 1, 900, output, 12, full_output_path="/tmp/full.log"))
+    log.close()
+    out = cli("history", "fixer", "--session", "1", cwd=repo).stdout
+    body = [line.strip() for line in out.split("$ pytest  [exit 1, 0.9s]\n", 1)[1].splitlines()]
+    expected = output.splitlines()
+    if hidden:
+        expected = [*expected[:10], f"… {hidden} lines …", *expected[-10:]]
+    assert body[: len(expected) + 1] == [*expected, "(full output: /tmp/full.log)"]

@@ -99,9 +99,64 @@ def test_unknown_sandbox_value_lists_choices() -> None:
     assert "workspace-write" in e.hint and "danger-full-access" in e.hint
 
 
-@pytest.mark.parametrize("line", ["max_iterations = -1", "sleep_secs = -0.5", "max_tokens = -5"])
-def test_negative_numbers(line: str) -> None:
-    assert "must not be negative" in parse_error(f"+++\n{line}\n+++\n").message
+@pytest.mark.parametrize(
+    ("line", "allowed"),
+    [
+        ("max_iterations = -1", "must be 0 or more, got -1"),
+        ("sleep_secs = -0.5", "must be 0 or more, up to 604800, got -0.5"),
+        ("max_tokens = -5", "must be 0 or more, got -5"),
+        # Bug fixed: these passed validation and broke every run (every command timed out at once, every
+        # turn ended after one call or was "stuck" at its first call).
+        ("command_timeout_secs = 0", "must be more than 0, up to 604800, got 0"),
+        ("max_turn_steps = 0", "must be 1 or more, got 0"),
+        ("max_repeats = 0", "must be 2 or more, got 0"),
+        ("max_repeats = 1", "must be 2 or more, got 1"),
+        # Bug fixed: time.sleep overflowed (a traceback between iterations) on a huge pause.
+        ("sleep_secs = 1e10", "must be 0 or more, up to 604800, got 10000000000.0"),
+    ],
+)
+def test_numbers_outside_their_range(line: str, allowed: str) -> None:
+    key = line.split(" =")[0]
+    e = parse_error(f"+++\n{line}\n+++\n")
+    assert e.message == f"{P}: key '{key}' {allowed}"
+    assert e.hint.startswith(f"e.g. {key} = ")
+
+
+@pytest.mark.parametrize(
+    "line", ["max_turn_steps = 1", "max_repeats = 2", "command_timeout_secs = 0.5", "sleep_secs = 604800"]
+)
+def test_numbers_at_the_edge_of_their_range(line: str) -> None:
+    parse_text(f"+++\n{line}\n+++\n", P)
+
+
+def test_every_default_is_in_its_own_range() -> None:
+    import dataclasses
+
+    for f in dataclasses.fields(BotConfig):
+        if isinstance(f.default, int | float) and not isinstance(f.default, bool):
+            assert f.metadata["range"].allows(f.default), f.name
+
+
+@pytest.mark.parametrize("name", ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"])
+def test_env_passthrough_refuses_the_model_key(name: str) -> None:
+    # Bug fixed: accepted, then silently never passed to the agent's commands.
+    e = parse_error(f'+++\nenv_passthrough = ["HOME", "{name}"]\n+++\n')
+    assert e.message == (
+        f"{P}: key 'env_passthrough' lists \"{name}\", which is openbot's own model key and is never "
+        "passed to the agent's commands"
+    )
+
+
+@pytest.mark.parametrize("value", ['""', '"   "'])
+def test_empty_model_is_refused(value: str) -> None:
+    # Bug fixed: reported as "ANTHROPIC_API_KEY is not set (needed by model '')".
+    e = parse_error(f"+++\nmodel = {value}\n+++\n")
+    assert e.message == f"{P}: key 'model' is empty" and DEFAULT_MODEL in e.hint
+
+
+def test_scripted_model_without_a_path_is_refused() -> None:
+    e = parse_error('+++\nmodel = "scripted:"\n+++\n')
+    assert "names no script file" in e.message
 
 
 @pytest.mark.parametrize(
@@ -268,6 +323,34 @@ def test_resolve_bad_flag_names_command_line() -> None:
         resolve({}, {"sandbox": "nope"}, str(P))
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"model": ""}, "command line: key 'model' is empty"),
+        ({"max_turn_steps": 0}, "command line: key 'max_turn_steps' must be 1 or more, got 0"),
+        (
+            {"sleep_secs": 1e9},
+            "command line: key 'sleep_secs' must be 0 or more, up to 604800, got 1000000000.0",
+        ),
+    ],
+)
+def test_flags_get_the_same_checks_as_the_file(flags: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        resolve({"model": "scripted:x.json"}, flags, str(P))
+    assert e.value.message == message
+
+
+def test_run_flags_are_checked_before_anything_starts(cli, repo: Path) -> None:
+    from tests.runhelpers import complete, make_bot, reply
+
+    bot_dir = make_bot("flags", [reply("", complete())])
+    out = cli("run", "flags", "--model", "", cwd=repo)
+    assert out.exit_code == 2 and "command line: key 'model' is empty" in out.output
+    out = cli("run", "flags", "--sleep-secs", "1e12", cwd=repo)
+    assert out.exit_code == 2 and "key 'sleep_secs' must be 0 or more, up to 604800" in out.output
+    assert not (bot_dir / "workspaces").exists()
+
+
 def test_validate_shipped_skills_type() -> None:
     with pytest.raises(ConfigError, match="shipped_skills"):
         validate({"shipped_skills": "*"}, "x")
@@ -279,7 +362,9 @@ def test_unreadable_file_is_config_error(tmp_path: Path) -> None:
         load_bot_file(tmp_path / "config.md")
 
 
-@pytest.mark.parametrize("line", ['env_passthrough = ["*"]', 'shipped_skills = ["nonexistent"]'])
+@pytest.mark.parametrize(
+    "line", ['env_passthrough = ["*"]', 'shipped_skills = ["nonexistent"]', "max_repeats = 1"]
+)
 def test_run_refuses_bad_values_before_creating_anything(repo: Path, line: str) -> None:
     from tests.conftest import git
     from tests.runhelpers import complete, make_bot, reply, run_cli

@@ -437,3 +437,9 @@ def test_an_unfinished_run_without_commits_drops_its_branch_and_resume_recreates
     second = json.loads(run_cli("run", "ponder", "--resume", first["run_id"], "--json", cwd=repo).stdout)
     assert second["exit_code"] == 0 and second["branch"] == first["branch"]
     assert git(repo, "log", "-1", "--format=%s", second["branch"]) == "x"
+
+
+def test_a_script_path_that_is_a_directory_is_a_one_line_error(repo: Path, tmp_path: Path) -> None:
+    make_bot("dirscript", [reply("", complete())])
+    out = run_cli("run", "dirscript", "--model", f"scripted:{tmp_path}", cwd=repo)
+    assert out.returncode == 2 and "cannot read the script" in out.stderr and "Traceback" not in out.stderr

@@ -336,3 +336,23 @@ def test_collect_step_exports_this_runs_sessions(wf: dict[str, Any], tmp_path: P
     page = (dest / "000002-20260102T000000Z" / "transcript.html").read_text()
     assert "<!DOCTYPE html>" in page and "000002-20260102T000000Z" in page
     assert (dest / "000002-20260102T000000Z" / "events.jsonl").is_file()
+
+
+def test_ci_docs_exit_code_table_matches_the_code() -> None:
+    # Bug fixed: docs/ci.md said exit 0 when a bot "ran its iterations"; that is 3 (a limit).
+    import re
+    import signal
+
+    from openbot.errors import OpenbotError, UsageError
+    from openbot.runner import EXIT_LIMIT, EXIT_OK
+    from openbot.stops import Interrupted
+
+    text = (Path(__file__).parent.parent / "docs" / "ci.md").read_text()
+    rows = dict(re.findall(r"^\| ([\d /]+) \| ([^|]+) \|", text, re.MULTILINE))
+    assert "session_complete" in rows[str(EXIT_OK)] and "iteration" not in rows[str(EXIT_OK)]
+    assert "runtime failure" in rows[str(OpenbotError.exit_code)]
+    assert "usage or config" in rows[str(UsageError.exit_code)]
+    assert "iteration or budget limit" in rows[str(EXIT_LIMIT)]
+    codes = f"{Interrupted(signal.SIGINT).exit_code} / {Interrupted(signal.SIGTERM).exit_code}"
+    assert "interrupted" in rows[codes]
+    assert "ran its iterations" not in text

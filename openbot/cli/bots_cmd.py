@@ -121,12 +121,14 @@ def delete(
 ) -> None:
     """Delete a home bot entirely: config, skills, and its memory and history in every project."""
     from openbot import paths
-    from openbot.bots import delete_bot, find_bot
+    from openbot.bots import delete_bot, find_bot, refuse_if_running
 
     root = repo_root()
     target = paths.bot_home(name)
     # Only a deletion that will happen asks: a refused or unknown bot fails first, without a prompt.
     is_home = home or find_bot(name, root).source == "home"
+    if is_home:
+        refuse_if_running(name)
     if not yes and is_home and (target / "config.md").is_file():
         if not sys.stdin.isatty():
             raise UsageError(f"deleting {target} needs confirmation", hint="pass --yes")

@@ -86,13 +86,35 @@ def check_bots(repo_root: Path | None) -> Iterator[Check]:
     for ref, shadowed in bots_by_source(repo_root):
         name = f"bot {ref.name} ({ref.source})"
         try:
-            ref.load()
+            model = ref.load().config.model
+            script = _check_script(model, ref.config_path.parent)
         except OpenbotError as e:
             yield Check("FAIL", name, e.one_line())
             continue
-        yield Check(
-            "PASS", name, f"{ref.config_path}" + (" (shadowed by the repo's bot)" if shadowed else "")
+        detail = f"{ref.config_path}" + (f", replays {script}" if script is not None else "")
+        yield Check("PASS", name, detail + (" (shadowed by the repo's bot)" if shadowed else ""))
+
+
+def _check_script(model: str, bot_dir: Path) -> Path | None:
+    """The script a `scripted:` model replays, loaded as a run would; relative paths are the bot's dir's
+    (as `openbot.runner._resolve_model` resolves them). None for a Claude model."""
+    from openbot.errors import ConfigError
+    from openbot.models.scripted import ScriptedModel
+
+    if not model.startswith("scripted:"):
+        return None
+    path = Path(model.removeprefix("scripted:")).expanduser()
+    path = path if path.is_absolute() else (bot_dir / path).resolve()
+    if not path.is_file():
+        what = "is not a file" if path.exists() else "does not exist"
+        raise ConfigError(
+            f"the script of model {model!r} {what}: {path}", hint="fix the path after 'scripted:'"
         )
+    try:
+        ScriptedModel.from_file(path)
+    except OSError as e:
+        raise ConfigError(f"cannot read the script {path}: {e.strerror}") from e
+    return path
 
 
 def skill_dirs(repo_root: Path | None) -> list[tuple[Path, str]]:

@@ -17,7 +17,9 @@ from openbot.cli.app import app
 if TYPE_CHECKING:
     from openbot.history import SessionMeta
 
-MAX_OUTPUT_LINES = 20  # of one command's output in the session view; the rest is in events.jsonl
+# Of one command's output the session view shows the first and the last lines (errors are usually at the
+# end); the rest is in events.jsonl and the full-output file.
+HEAD_LINES = TAIL_LINES = 10
 
 
 def _tokens(n: int) -> str:
@@ -65,13 +67,17 @@ def _command(e: dict[str, Any]) -> str:
     code = e.get("exit_code")
     status = f"exit {code}" if code is not None else ("timed out" if e.get("timed_out") else "killed")
     head = f"$ {e.get('command', '')}  [{status}, {e.get('duration_ms', 0) / 1000:.1f}s]"
-    lines = str(e.get("output", "")).splitlines()
-    body = lines[:MAX_OUTPUT_LINES]
-    if len(lines) > MAX_OUTPUT_LINES:
-        body.append(f"… {len(lines) - MAX_OUTPUT_LINES} more lines")
+    body = _head_and_tail(str(e.get("output", "")).splitlines())
     if e.get("full_output_path"):
         body.append(f"(full output: {e['full_output_path']})")
     return head + ("\n" + _indent("\n".join(body)) if body else "")
+
+
+def _head_and_tail(lines: list[str]) -> list[str]:
+    hidden = len(lines) - HEAD_LINES - TAIL_LINES
+    if hidden <= 1:  # a marker in place of one line would hide nothing
+        return lines
+    return [*lines[:HEAD_LINES], f"… {hidden} lines …", *lines[-TAIL_LINES:]]
 
 
 def _event_text(e: dict[str, Any]) -> str | None:

@@ -97,6 +97,11 @@ class ScriptedModel:
             raise ConfigError(
                 f"scripted model: no script file at {p}", hint="check the path after 'scripted:'"
             ) from e
+        except OSError as e:  # a directory, no permission, ...
+            raise ConfigError(
+                f"scripted model: cannot read the script {p}: {e.strerror}",
+                hint="check the path after 'scripted:'",
+            ) from e
         except ValueError as e:
             raise ConfigError(f"{p}: the script is not valid JSON: {e}", hint="fix the JSON syntax") from e
         responses = data.get("responses") if isinstance(data, dict) else None
