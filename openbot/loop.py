@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from itertools import count
 import threading
 import time
 from pathlib import Path
@@ -62,7 +63,7 @@ class Runner:
     def execute(self) -> RunResult:
         try:
             self._start()
-            for i in range(1, 1_000_000):
+            for i in count(1):  # max_iterations = 0 means no limit
                 self._iteration(i)
                 if self.completion is not None:
                     self._set_status("completed", EXIT_OK)
