@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from itertools import count
 import threading
 import time
+from itertools import count
 from pathlib import Path
 from typing import Any
 
