@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from openbot import paths
 from openbot.errors import NotFoundError, UsageError
+from openbot.processes import alive
 
 if TYPE_CHECKING:  # openbot.config pulls in frontmatter, yaml and tomlkit: only load it to parse a config
     from openbot.config import BotFile
@@ -184,19 +185,9 @@ def live_runs(name: str) -> list[tuple[str, int]]:
         if not isinstance(data, dict) or data.get("status") != "running" or data.get("host") != host:
             continue
         pid = data.get("pid")
-        if isinstance(pid, int) and pid > 0 and _alive(pid):
+        if isinstance(pid, int) and pid > 0 and alive(pid):
             live.append((str(data.get("run_id") or record.parent.name), pid))
     return live
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process holds the pid: alive, and it may be this run
-        return True
-    return True
 
 
 def refuse_if_running(name: str) -> None:

@@ -145,14 +145,12 @@ def _check_resumable(rec: RunRecord) -> None:
     """Refuse to resume a run whose process is still alive on this machine."""
     import socket
 
+    from openbot.processes import alive
+
     if rec.status != "running" or rec.host != socket.gethostname() or rec.pid == os.getpid():
         return
-    try:
-        os.kill(rec.pid, 0)
-    except ProcessLookupError:
+    if not alive(rec.pid):
         return  # the process died without finishing: resuming it is what the user wants
-    except PermissionError:
-        pass
     raise UsageError(
         f"run {rec.run_id} is still running (pid {rec.pid})",
         hint=f"stop it first (kill -INT {rec.pid}), then resume it",

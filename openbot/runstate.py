@@ -127,6 +127,8 @@ def mark_dead(bot: str, run_id: str, wip_sha: str | None) -> RunRecord | None:
 def mark_dead_runs(bot: str, project: str, recent: int = 20) -> list[str]:
     """Mark this bot's recent runs whose process died on this machine (runs without a worktree have no
     sweep to find them). A pid that is alive again (reused) is left alone: never a live run's record."""
+    from openbot.processes import alive
+
     root = paths.runs_dir(bot, project)
     try:
         names = sorted(os.listdir(root))[-recent:]
@@ -140,12 +142,7 @@ def mark_dead_runs(bot: str, project: str, recent: int = 20) -> list[str]:
             continue
         if rec.status != "running" or rec.host != host or rec.pid == os.getpid():
             continue
-        try:
-            os.kill(rec.pid, 0)
-            continue
-        except ProcessLookupError:
-            pass
-        except PermissionError:
+        if alive(rec.pid):
             continue
         mark_dead(bot, rec.run_id, None)
         dead.append(rec.run_id)

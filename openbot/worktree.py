@@ -15,14 +15,12 @@ on a 20k-file repository (docs/BENCHMARKS.md): pygit2's `add_worktree` takes 1.6
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
 import re
 import secrets
 import shutil
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,7 +31,7 @@ from typing import Any
 from openbot import gitops
 from openbot.errors import GitError, UsageError
 from openbot.gitops import ActionOutcome, apply_action, commit_wip, run_git
-from openbot.orphans import stop_processes_in
+from openbot.processes import identity, owner_gone, proc_start, stop_processes_in
 from openbot.repo import RepoInfo
 
 __all__ = [
@@ -165,7 +163,7 @@ def sweep_dead(repo: RepoInfo) -> list[SweptWorktree]:
         for name, owner in _owners(root, repo.common_dir):
             wt = _recorded(repo.common_dir, root, name, owner)
             missing = not wt.path.exists()
-            if not _owner_gone(owner, missing):
+            if not owner_gone(owner, missing):
                 continue
             run_id = str(owner.get("run_id", "?"))
             wip = None
@@ -247,8 +245,8 @@ def _write_owner(wt: Worktree, run_id: str, bot: str) -> None:
     """Record who owns the worktree next to it, out of the sandboxed bot's reach (unlike its admin dir)."""
     owner = {
         "pid": os.getpid(),
-        "pid_start": _proc_start(os.getpid()),
-        **_identity(),
+        "pid_start": proc_start(os.getpid()),
+        **identity(),
         "run_id": run_id,
         "bot": bot,
         "branch": wt.branch,
@@ -294,56 +292,3 @@ def _read_owner(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return owner if isinstance(owner, dict) and isinstance(owner.get("pid"), int) else None
-
-
-def _identity() -> dict[str, str | None]:
-    """This process's machine, boot and pid namespace (containers may share a hostname, not pids)."""
-    ident: dict[str, str | None] = {"host": socket.gethostname(), "boot_id": None, "pid_ns": None}
-    with contextlib.suppress(OSError):
-        ident["boot_id"] = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
-    with contextlib.suppress(OSError):
-        ident["pid_ns"] = os.readlink("/proc/self/ns/pid")
-    return ident
-
-
-def _owner_gone(owner: dict[str, Any], missing: bool) -> bool:
-    """Whether the run owning a worktree is certainly gone; when unsure, its worktree stays."""
-    me = _identity()
-    if owner.get("host") != me["host"]:
-        return False  # another machine's run: it may well be alive
-    if owner.get("boot_id") and me["boot_id"] and owner["boot_id"] != me["boot_id"]:
-        return True  # the machine rebooted since: every process of that boot is gone
-    if owner.get("pid_ns") and me["pid_ns"] and owner["pid_ns"] != me["pid_ns"]:
-        return False  # another container with this hostname: its pids mean nothing here
-    return missing or not _alive(owner)
-
-
-def _proc_start(pid: int) -> int | None:
-    """The process start time (clock ticks since boot) and so a guard against a recycled pid."""
-    fields = _proc_stat(pid)
-    return int(fields[19]) if fields else None
-
-
-def _proc_stat(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text[text.rindex(")") + 2 :].split()  # the command name may hold spaces and parentheses
-
-
-def _alive(owner: dict[str, Any]) -> bool:
-    pid = owner["pid"]
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # someone else's process, but it exists
-    fields = _proc_stat(pid)
-    if fields is None:
-        return True  # no /proc: trust kill(0)
-    if fields[0] in ("Z", "X"):
-        return False  # killed and not yet reaped
-    recorded = owner.get("pid_start")
-    return recorded is None or int(fields[19]) == recorded

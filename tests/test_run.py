@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from openbot.orphans import processes_in
+from openbot.processes import processes_in
 from tests.conftest import git, make_repo
 from tests.runhelpers import (
     complete,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import make_repo
 
-from openbot import paths, skills
+from openbot import paths, skill_install, skills
 from openbot.errors import ConfigError, GitError, NotFoundError, UsageError
 
 
@@ -145,7 +145,7 @@ def test_unknown_shipped_skill(shipped: Path) -> None:
 def test_install_single_file(tmp_path: Path) -> None:
     src = write(tmp_path / "src" / "anything.md", skill_md("lint"))
     dest = tmp_path / "home-skills"
-    (s,) = skills.install_skill(str(src), dest)
+    (s,) = skill_install.install_skill(str(src), dest)
     assert (s.name, s.path) == ("lint", dest / "lint.md")
     assert stat.S_IMODE(s.path.stat().st_mode) == 0o600 and stat.S_IMODE(dest.stat().st_mode) == 0o700
 
@@ -155,38 +155,38 @@ def test_install_agent_skill_folder_and_dir_of_md(tmp_path: Path) -> None:
     write(folder / "SKILL.md", "Use pdftotext.\n")
     write(folder / "scripts" / "run.sh", "#!/bin/sh\necho hi\n").chmod(0o755)
     dest = tmp_path / "dest"
-    (s,) = skills.install_skill(str(folder), dest)
+    (s,) = skill_install.install_skill(str(folder), dest)
     assert s.path == dest / "pdf" / "SKILL.md"
     assert stat.S_IMODE((dest / "pdf" / "scripts" / "run.sh").stat().st_mode) == 0o700
     write(tmp_path / "many" / "a.md", "A\n")
     write(tmp_path / "many" / "b.md", "B\n")
-    assert [s.name for s in skills.install_skill(str(tmp_path / "many"), dest)] == ["a", "b"]
+    assert [s.name for s in skill_install.install_skill(str(tmp_path / "many"), dest)] == ["a", "b"]
     assert [s.name for s in skills.discover(dest, "global")] == ["a", "b", "pdf"]
 
 
 def test_install_refuses_clash_without_force(tmp_path: Path) -> None:
     dest = tmp_path / "dest"
-    skills.install_skill(str(write(tmp_path / "v1" / "lint.md", "old\n")), dest)
+    skill_install.install_skill(str(write(tmp_path / "v1" / "lint.md", "old\n")), dest)
     new = str(write(tmp_path / "v2" / "lint.md", "new\n"))
     with pytest.raises(UsageError) as e:
-        skills.install_skill(new, dest)
+        skill_install.install_skill(new, dest)
     assert "already installed" in e.value.message and "--force" in e.value.hint
     assert (dest / "lint.md").read_text() == "old\n"
-    skills.install_skill(new, dest, force=True)
+    skill_install.install_skill(new, dest, force=True)
     assert (dest / "lint.md").read_text() == "new\n"
 
 
 def test_install_bad_sources(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError):
-        skills.install_skill(str(tmp_path / "nope"), tmp_path / "dest")
+        skill_install.install_skill(str(tmp_path / "nope"), tmp_path / "dest")
     with pytest.raises(UsageError, match=r"\.md"):
-        skills.install_skill(str(write(tmp_path / "x.txt", "x")), tmp_path / "dest")
+        skill_install.install_skill(str(write(tmp_path / "x.txt", "x")), tmp_path / "dest")
     (tmp_path / "empty").mkdir()
     with pytest.raises(UsageError, match="no skills found"):
-        skills.install_skill(str(tmp_path / "empty"), tmp_path / "dest")
+        skill_install.install_skill(str(tmp_path / "empty"), tmp_path / "dest")
     bad = write(tmp_path / "bad" / "b.md", "---\ndescription: a: b\n---\n")
     with pytest.raises(ConfigError):
-        skills.install_skill(str(bad.parent), tmp_path / "dest")
+        skill_install.install_skill(str(bad.parent), tmp_path / "dest")
     assert not (tmp_path / "dest").exists()
 
 
@@ -200,7 +200,7 @@ def test_install_from_git_url(tmp_path: Path) -> None:
         },
     )
     dest = tmp_path / "dest"
-    found = skills.install_skill(f"file://{src}", dest)
+    found = skill_install.install_skill(f"file://{src}", dest)
     assert [s.name for s in found] == ["deploy", "review"]
     assert (dest / "review" / "SKILL.md").is_file() and not (dest / "review" / ".git").exists()
     assert not (dest / "README.md").exists()
@@ -212,14 +212,14 @@ def test_install_from_bare_repo_whose_root_is_one_skill(tmp_path: Path) -> None:
     )
     bare = tmp_path / "pdf-tools.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
-    (s,) = skills.install_skill(str(bare), tmp_path / "dest")
+    (s,) = skill_install.install_skill(str(bare), tmp_path / "dest")
     assert (s.name, s.description) == ("pdf-tools", "Whole repo")
     assert (tmp_path / "dest" / "pdf-tools" / "ref.txt").read_text() == "r"
 
 
 def test_install_from_bad_git_url(tmp_path: Path) -> None:
     with pytest.raises(GitError, match="git clone") as e:
-        skills.install_skill(f"file://{tmp_path}/missing.git", tmp_path / "dest")
+        skill_install.install_skill(f"file://{tmp_path}/missing.git", tmp_path / "dest")
     # Bug fixed: only git's last stderr line ("and the repository exists.") was shown.
     assert "does not appear to be a git repository" in e.value.message
     assert "repository exists" not in e.value.message and "fatal:" not in e.value.message
@@ -230,21 +230,21 @@ def test_remove_file_and_folder(tmp_path: Path) -> None:
     write(dest / "lint.md", skill_md("lint"))
     write(dest / "pdf" / "SKILL.md", "x\n")
     write(dest / "pdf" / "extra.txt", "x\n")
-    assert skills.remove_skill("pdf", dest) == dest / "pdf"
+    assert skill_install.remove_skill("pdf", dest) == dest / "pdf"
     assert not (dest / "pdf").exists()
-    assert skills.remove_skill("lint", dest) == dest / "lint.md"
+    assert skill_install.remove_skill("lint", dest) == dest / "lint.md"
     assert list(dest.iterdir()) == []
 
 
 def test_remove_by_frontmatter_name(tmp_path: Path) -> None:
     write(tmp_path / "file-stem.md", skill_md("real-name"))
-    assert skills.remove_skill("real-name", tmp_path) == tmp_path / "file-stem.md"
+    assert skill_install.remove_skill("real-name", tmp_path) == tmp_path / "file-stem.md"
 
 
 def test_remove_unknown_suggests(tmp_path: Path) -> None:
     write(tmp_path / "lint.md", "x\n")
     with pytest.raises(NotFoundError) as e:
-        skills.remove_skill("lnt", tmp_path)
+        skill_install.remove_skill("lnt", tmp_path)
     assert "lint" in e.value.hint
 
 
@@ -284,8 +284,8 @@ def test_remove_an_invalid_skill_by_file_or_folder_name(tmp_path: Path) -> None:
     write(tmp_path / "learned.md", BAD_YAML)
     write(tmp_path / "pdf" / "SKILL.md", BAD_YAML)
     write(tmp_path / "ok.md", skill_md("ok"))
-    assert skills.remove_skill("learned", tmp_path) == tmp_path / "learned.md"
-    assert skills.remove_skill("pdf", tmp_path) == tmp_path / "pdf"
+    assert skill_install.remove_skill("learned", tmp_path) == tmp_path / "learned.md"
+    assert skill_install.remove_skill("pdf", tmp_path) == tmp_path / "pdf"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.md"]
 
 
@@ -294,13 +294,13 @@ def test_install_force_replaces_an_invalid_skill(tmp_path: Path) -> None:
     write(dest / "lint.md", BAD_YAML)
     src = write(tmp_path / "src" / "lint.md", skill_md("lint"))
     with pytest.raises(UsageError, match="already installed"):
-        skills.install_skill(str(src), dest)
-    (s,) = skills.install_skill(str(src), dest, force=True)
+        skill_install.install_skill(str(src), dest)
+    (s,) = skill_install.install_skill(str(src), dest, force=True)
     assert s.name == "lint" and skills.discover(dest, "x")[0].description == "lint skill"
 
 
 def test_install_of_a_bad_skill_is_refused(tmp_path: Path) -> None:
     src = write(tmp_path / "src" / "bad.md", BAD_YAML)
     with pytest.raises(ConfigError, match="invalid YAML"):
-        skills.install_skill(str(src), tmp_path / "dest")
+        skill_install.install_skill(str(src), tmp_path / "dest")
     assert not (tmp_path / "dest").exists()

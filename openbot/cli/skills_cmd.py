@@ -119,7 +119,7 @@ def install(
     force: bool = typer.Option(False, "--force", help="Replace installed skills of the same name."),
 ) -> None:
     """Copy skills into the global or a bot's skills directory."""
-    from openbot.skills import install_skill
+    from openbot.skill_install import install_skill
 
     for s in install_skill(source, _dest(global_, bot), force=force):
         typer.echo(f"installed {s.name}: {s.path}")
@@ -132,6 +132,6 @@ def remove(
     bot: str | None = typer.Option(None, "--bot", help="From this bot's skills."),
 ) -> None:
     """Delete an installed skill (its file, or its whole SKILL.md folder)."""
-    from openbot.skills import remove_skill
+    from openbot.skill_install import remove_skill
 
     typer.echo(f"removed {remove_skill(name, _dest(global_, bot))}")
