@@ -144,7 +144,8 @@ def _example_config(src: Path, dest: Path, description: str, prompt: str) -> str
     """The example's config.md, comments kept; a script it ships is pointed at the copy in `dest`."""
     import tomlkit
 
-    from openbot.config import parse_text, split_frontmatter
+    from openbot.config import parse_text
+    from openbot.frontmatter_toml import split_frontmatter
 
     example_path = src / "config.md"
     text = example_path.read_text(encoding="utf-8-sig")

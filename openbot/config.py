@@ -10,18 +10,17 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import re
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import tomlkit
-from frontmatter.default_handlers import BaseHandler
 from tomlkit.exceptions import TOMLKitError
 
 from openbot import paths
 from openbot.errors import ConfigError, UsageError
+from openbot.frontmatter_toml import refuse_yaml_frontmatter, split_frontmatter, toml_value
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 SANDBOX_MODES = ("workspace-write", "read-only", "danger-full-access")
@@ -107,23 +106,6 @@ class BotFile:
     instructions: str
 
 
-class TomlkitHandler(BaseHandler):
-    """python-frontmatter handler for `+++` TOML blocks, parsed by tomlkit (keeps comments on write)."""
-
-    FM_BOUNDARY = re.compile(r"^\+{3}\s*$", re.MULTILINE)
-    START_DELIMITER = END_DELIMITER = "+++"
-
-    def load(self, fm: str) -> dict[str, Any]:
-        return tomlkit.parse(fm).unwrap()
-
-    def export(self, metadata: dict[str, object], **kwargs: object) -> str:
-        return tomlkit.dumps(metadata).strip()
-
-
-# One `+++` line; unlike FM_BOUNDARY's `\s*` it cannot swallow the blank lines after it.
-_FENCE = re.compile(r"^\+{3}[ \t]*\r?$", re.MULTILINE)
-
-
 def _type_ok(value: Any, hint: Any) -> bool:
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):
@@ -145,18 +127,6 @@ def _type_name(hint: Any) -> str:
     if get_origin(hint) is list:
         return "a list of strings"
     return names.get(hint, str(hint))
-
-
-def toml_value(value: Any) -> str:
-    """A value as it is spelled in config.md (`true`, `"text"`, `1.5`), for messages and `bots show`."""
-    try:
-        if isinstance(value, dict):
-            table = tomlkit.inline_table()
-            table.update(value)
-            return table.as_string()
-        return tomlkit.item(value).as_string()
-    except (TOMLKitError, TypeError, ValueError):
-        return repr(value)
 
 
 def _non_finite_hint(key: str) -> str:
@@ -260,57 +230,10 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
     return BotConfig(**values)
 
 
-def split_frontmatter(text: str, path: Path) -> tuple[str | None, str]:
-    """(TOML between the `+++` lines or None when there is none, the body); a BOM and leading blanks are ok.
-
-    Split here rather than by `frontmatter.loads`, which crashes on keys named `content` or `handler`.
-    """
-    text = text.lstrip("\ufeff")
-    head = text.lstrip()
-    if not _FENCE.match(head):
-        return None, text
-    parts = _FENCE.split(head, 2)
-    if len(parts) < 3:
-        raise ConfigError(f"{path}: the +++ frontmatter is not closed", hint="end it with a line '+++'")
-    return parts[1], parts[2]
-
-
-_YAML_FENCE = re.compile(r"^-{3}[ \t]*\r?$", re.MULTILINE)
-_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-
-
-def _refuse_yaml_frontmatter(text: str, path: Path) -> None:
-    """A `---` block of `key: value` lines (as in skills) would silently become instructions: refuse it."""
-    head = text.lstrip("\ufeff").lstrip()
-    if not _YAML_FENCE.match(head):
-        return
-    parts = _YAML_FENCE.split(head, 2)
-    if len(parts) < 3:
-        return
-    import yaml
-
-    try:
-        meta = yaml.safe_load(parts[1])
-    except yaml.YAMLError:
-        return  # not YAML at all: a markdown rule and text, which are instructions
-    if (
-        not isinstance(meta, dict)
-        or not meta
-        or not all(isinstance(k, str) and _KEY_RE.match(k) for k in meta)
-    ):
-        return
-    key, value = next(iter(meta.items()))
-    value = "..." if value is None else value
-    raise ConfigError(
-        f"{path}: config.md frontmatter must be TOML between +++ lines, not YAML between ---",
-        hint=f"replace both --- lines with +++ and write keys as TOML, e.g. {key} = {toml_value(value)}",
-    )
-
-
 def parse_text(text: str, path: Path) -> BotFile:
     fm, body = split_frontmatter(text, path)
     if fm is None:
-        _refuse_yaml_frontmatter(text, path)
+        refuse_yaml_frontmatter(text, path)
         return BotFile(path, BotConfig(), {}, body.strip())
     try:
         values = tomlkit.parse(fm).unwrap()

@@ -1,0 +1,88 @@
+"""The `+++` TOML frontmatter of a config.md: a python-frontmatter handler backed by tomlkit (which keeps
+comments when `bots create` writes a config), the split into TOML and body, and TOML spelling of values."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from frontmatter.default_handlers import BaseHandler
+from tomlkit.exceptions import TOMLKitError
+
+from openbot.errors import ConfigError
+
+
+class TomlkitHandler(BaseHandler):
+    """python-frontmatter handler for `+++` TOML blocks, parsed by tomlkit (keeps comments on write)."""
+
+    # One `+++` line; unlike the library's `\s*` it cannot swallow the blank lines after it.
+    FM_BOUNDARY = re.compile(r"^\+{3}[ \t]*\r?$", re.MULTILINE)
+    START_DELIMITER = END_DELIMITER = "+++"
+
+    def load(self, fm: str) -> dict[str, Any]:
+        return tomlkit.parse(fm).unwrap()
+
+    def export(self, metadata: dict[str, object], **kwargs: object) -> str:
+        return tomlkit.dumps(metadata).strip()
+
+
+def toml_value(value: Any) -> str:
+    """A value as it is spelled in config.md (`true`, `"text"`, `1.5`), for messages and `bots show`."""
+    try:
+        if isinstance(value, dict):
+            table = tomlkit.inline_table()
+            table.update(value)
+            return table.as_string()
+        return tomlkit.item(value).as_string()
+    except (TOMLKitError, TypeError, ValueError):
+        return repr(value)
+
+
+def split_frontmatter(text: str, path: Path) -> tuple[str | None, str]:
+    """(TOML between the `+++` lines or None when there is none, the body); a BOM and leading blanks are ok.
+
+    The handler detects and splits; we do not call `frontmatter.loads`, which crashes on TOML keys named
+    `content` or `handler` (it passes the metadata as keyword arguments).
+    """
+    handler = TomlkitHandler()
+    text = text.lstrip("\ufeff")
+    head = text.lstrip()
+    if not handler.detect(head):
+        return None, text
+    if len(handler.FM_BOUNDARY.findall(head)) < 2:
+        raise ConfigError(f"{path}: the +++ frontmatter is not closed", hint="end it with a line '+++'")
+    return handler.split(head)
+
+
+_YAML_FENCE = re.compile(r"^-{3}[ \t]*\r?$", re.MULTILINE)
+_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def refuse_yaml_frontmatter(text: str, path: Path) -> None:
+    """A `---` block of `key: value` lines (as in skills) would silently become instructions: refuse it."""
+    head = text.lstrip("\ufeff").lstrip()
+    if not _YAML_FENCE.match(head):
+        return
+    parts = _YAML_FENCE.split(head, 2)
+    if len(parts) < 3:
+        return
+    import yaml
+
+    try:
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError:
+        return  # not YAML at all: a markdown rule and text, which are instructions
+    if (
+        not isinstance(meta, dict)
+        or not meta
+        or not all(isinstance(k, str) and _KEY_RE.match(k) for k in meta)
+    ):
+        return
+    key, value = next(iter(meta.items()))
+    value = "..." if value is None else value
+    raise ConfigError(
+        f"{path}: config.md frontmatter must be TOML between +++ lines, not YAML between ---",
+        hint=f"replace both --- lines with +++ and write keys as TOML, e.g. {key} = {toml_value(value)}",
+    )
