@@ -244,14 +244,18 @@ def parse_text(text: str, path: Path) -> BotFile:
     return BotFile(path, validate(values, str(path)), values, body.strip())
 
 
-def load_bot_file(path: Path) -> BotFile:
+def read_user_file(path: Path) -> str:
+    """A file the user wrote (config, skill), or a one-line ConfigError saying why it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not UTF-8 text", hint="save the file as UTF-8") from e
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror}") from e
-    return parse_text(text, path)
+
+
+def load_bot_file(path: Path) -> BotFile:
+    return parse_text(read_user_file(path), path)
 
 
 def resolve(file_values: dict[str, Any], flags: dict[str, Any], source: str) -> BotConfig:

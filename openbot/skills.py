@@ -81,13 +81,9 @@ def _frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
 
 def load_skill(path: Path, source: str, *, default_name: str | None = None) -> Skill:
     """Read one skill file; no `name` in the frontmatter → the file stem (the folder's name for SKILL.md)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not UTF-8 text", hint="save the file as UTF-8") from e
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror}") from e
-    meta, body = _frontmatter(text, path)
+    from openbot.config import read_user_file  # config's TOML stack loads only when a file is read
+
+    meta, body = _frontmatter(read_user_file(path), path)
     default = default_name or (path.parent.name if path.name == SKILL_FILE else path.stem)
     name = meta.get("name", default)
     description = meta.get("description", "")
