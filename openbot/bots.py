@@ -7,18 +7,15 @@ A name that exists nowhere is a NotFoundError suggesting close names — never a
 from __future__ import annotations
 
 import difflib
-import json
-import os
 import re
 import shutil
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openbot import paths
-from openbot.errors import NotFoundError, UsageError
-from openbot.processes import alive
+from openbot.errors import ConfigError, NotFoundError, UsageError
+from openbot.files import write_atomic
 
 if TYPE_CHECKING:  # openbot.config pulls in frontmatter, yaml and tomlkit: only load it to parse a config
     from openbot.config import BotFile
@@ -127,8 +124,10 @@ def create_bot(
     parse_text(text, config_path)  # never write a config openbot itself cannot read back
     paths.make_private_dir(dest)
     for rel, data in files.items():
-        _write_private(dest / rel, data)
-    _write_private(config_path, text.encode("utf-8"))
+        paths.make_private_dir((dest / rel).parent)
+        write_atomic(dest / rel, data)
+    paths.make_private_dir(config_path.parent)
+    write_atomic(config_path, text)
     return config_path
 
 
@@ -164,30 +163,18 @@ def _example_config(src: Path, dest: Path, description: str, prompt: str) -> str
     return f"+++\n{tomlkit.dumps(doc).strip()}\n+++\n\n{instructions.strip()}\n"
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Write a user-only (0600) file atomically: a crash leaves the old file or the new one, never half."""
-    paths.make_private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
-
-
 def live_runs(name: str) -> list[tuple[str, int]]:
     """(run id, pid) of this bot's runs whose record says running and whose process is alive on this host."""
-    host, live = socket.gethostname(), []
-    for record in sorted((paths.bot_home(name) / "workspaces").glob("*/runs/*/run.json")):
+    from openbot.runstate import RunRecord, run_files
+
+    live = []
+    for record in run_files(name):
         try:
-            data = json.loads(record.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            rec = RunRecord.load(record)
+        except ConfigError:
             continue  # a torn or unreadable record is no evidence of a live run
-        if not isinstance(data, dict) or data.get("status") != "running" or data.get("host") != host:
-            continue
-        pid = data.get("pid")
-        if isinstance(pid, int) and pid > 0 and alive(pid):
-            live.append((str(data.get("run_id") or record.parent.name), pid))
+        if rec.process_alive():
+            live.append((rec.run_id, rec.pid))
     return live
 
 

@@ -65,15 +65,11 @@ class Conversation:
 
     def _rewrite(self) -> None:
         """Replace the file with the current messages (atomically), after a repair."""
+        from openbot.files import write_atomic
+
         assert self.path is not None
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for m in self.messages:
-                f.write(self.redact(json.dumps({"op": "append", "message": m}, ensure_ascii=False)) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        records = (json.dumps({"op": "append", "message": m}, ensure_ascii=False) for m in self.messages)
+        write_atomic(self.path, "".join(self.redact(line) + "\n" for line in records))
 
     def repair(self) -> bool:
         """Give every tool_use a tool_result: a run killed mid-tool (SIGKILL, a crash) leaves calls

@@ -15,13 +15,13 @@ import os
 import shutil
 import stat
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openbot.envpolicy import NEVER, is_secret_name
 from openbot.errors import GitError, UsageError
+from openbot.files import write_atomic
 
 if TYPE_CHECKING:
     from openbot.repo import RepoInfo
@@ -158,10 +158,7 @@ def _put(path: Path, text: str) -> None:
             return
     except (OSError, UnicodeDecodeError):
         pass
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    write_atomic(path, text)  # a rename replaces a symlink; writing through it never happens
 
 
 def _stage_everything(repo: Any, index: Any, workdir: Path) -> None:

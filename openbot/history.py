@@ -25,7 +25,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import NotFoundError, UsageError
-from openbot.memory import write_atomic
+from openbot.files import write_atomic
 
 SESSION_STATUSES = ("running", "completed", "limit", "interrupted", "failed")
 UNKNOWN = "unknown"  # shown for a session whose metadata.json cannot be read; never written

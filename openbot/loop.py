@@ -15,6 +15,7 @@ from openbot.context import ContextKeeper, estimate_tokens
 from openbot.conversation import Conversation
 from openbot.errors import ConfigError, OpenbotError
 from openbot.events import Error, EventLog, Notice, SessionEnded, SessionStarted, TeeSink
+from openbot.files import write_atomic
 from openbot.history import History, SessionMeta
 from openbot.memory import MemoryStore
 from openbot.models.base import load_backend
@@ -177,7 +178,7 @@ class Runner:
         rec.session_ids.append(meta.session_id)
         rec.iterations += 1
         rec.save()
-        _write_private(
+        write_atomic(
             self.history.session_dir(meta.session_id) / "system_prompt.md", self.redactor.redact(system)
         )
         log = EventLog(self.history.events_path(meta.session_id), self.redactor.redact)
@@ -290,10 +291,3 @@ class Runner:
 
 def _add_tokens(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
-
-
-def _write_private(path: Path, text: str) -> None:
-    """What the model was told, kept beside the session's events so a user can check it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)

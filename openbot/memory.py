@@ -21,6 +21,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError, UsageError
+from openbot.files import write_atomic
 
 MAX_KEY_CHARS = 200
 
@@ -35,33 +36,6 @@ def check_key(key: str) -> str:
             f"memory key {key!r} contains a newline", hint="keys are one line; put text in the value"
         )
     return key
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make a rename durable (the directory entry), not just the file's bytes."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` at once (mode 0600); a crash leaves either the old file or the new."""
-    import tempfile  # only writers pay for it; `memory show` does not
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 class MemoryStore:

@@ -143,14 +143,8 @@ def _check_repo(repo: RepoInfo, resume: RunRecord | None) -> None:
 
 def _check_resumable(rec: RunRecord) -> None:
     """Refuse to resume a run whose process is still alive on this machine."""
-    import socket
-
-    from openbot.processes import alive
-
-    if rec.status != "running" or rec.host != socket.gethostname() or rec.pid == os.getpid():
-        return
-    if not alive(rec.pid):
-        return  # the process died without finishing: resuming it is what the user wants
+    if rec.pid == os.getpid() or not rec.process_alive():
+        return  # finished, or died without finishing (resuming it is what the user wants), or elsewhere
     raise UsageError(
         f"run {rec.run_id} is still running (pid {rec.pid})",
         hint=f"stop it first (kill -INT {rec.pid}), then resume it",

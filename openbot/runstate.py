@@ -15,6 +15,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError, NotFoundError
+from openbot.files import write_atomic
 
 
 def new_run_id() -> str:
@@ -25,9 +26,9 @@ def new_run_id() -> str:
 @dataclass
 class RunRecord:
     run_id: str
-    bot: str
-    project: str
-    model: str
+    bot: str = ""  # the defaults let a hand-edited or partial record still be read
+    project: str = ""
+    model: str = ""
     status: str = "running"
     exit_code: int | None = None
     branch: str = ""
@@ -63,13 +64,21 @@ class RunRecord:
     def save(self) -> None:
         self.updated_at = datetime.now(UTC).isoformat(timespec="seconds")
         paths.make_private_dir(self.dir)
-        tmp = self.dir / "run.json.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(dataclasses.asdict(self), f, indent=2)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.dir / "run.json")
+        write_atomic(self.dir / "run.json", json.dumps(dataclasses.asdict(self), indent=2))
+
+    def process_alive(self) -> bool | None:
+        """For a `running` record of this machine: is its process alive? None when that cannot be known
+        (finished, or another machine's run)."""
+        from openbot.processes import alive
+
+        if (
+            self.status != "running"
+            or self.host != socket.gethostname()
+            or not isinstance(self.pid, int)
+            or self.pid <= 0
+        ):
+            return None
+        return alive(self.pid)
 
     @classmethod
     def load(cls, path: Path) -> RunRecord:
@@ -77,8 +86,18 @@ class RunRecord:
             data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise ConfigError(f"{path}: unreadable run record: {e}") from e
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: a run record must be a JSON object")
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        try:
+            return cls(**{k: v for k, v in data.items() if k in known})
+        except TypeError as e:  # a required field is missing
+            raise ConfigError(f"{path}: incomplete run record: {e}") from e
+
+
+def run_files(bot: str, run_id: str = "*") -> list[Path]:
+    """The run.json files of a bot's runs (one run id, or all) in every project."""
+    return sorted((paths.bot_home(bot) / "workspaces").glob(f"*/runs/{run_id}/run.json"))
 
 
 def find_run(bot: str, project: str, run_id: str) -> RunRecord:
@@ -86,7 +105,7 @@ def find_run(bot: str, project: str, run_id: str) -> RunRecord:
     direct = paths.runs_dir(bot, project) / run_id / "run.json"
     if direct.is_file():
         return RunRecord.load(direct)
-    for candidate in sorted((paths.bot_home(bot) / "workspaces").glob(f"*/runs/{run_id}/run.json")):
+    for candidate in run_files(bot, run_id):
         return RunRecord.load(candidate)
     runs = sorted(p.name for p in paths.runs_dir(bot, project).glob("*") if (p / "run.json").is_file())
     hint = f"recent runs here: {', '.join(runs[-3:])}" if runs else "no runs of this bot in this project"
@@ -98,7 +117,7 @@ def mark_dead(bot: str, run_id: str, wip_sha: str | None) -> RunRecord | None:
     become `failed`, with the WIP commit that saved its work. Returns the record, if there is one."""
     from openbot.history import History
 
-    found = sorted((paths.bot_home(bot) / "workspaces").glob(f"*/runs/{run_id}/run.json"))
+    found = run_files(bot, run_id)
     if not found:
         return None
     rec = RunRecord.load(found[0])
@@ -127,22 +146,18 @@ def mark_dead(bot: str, run_id: str, wip_sha: str | None) -> RunRecord | None:
 def mark_dead_runs(bot: str, project: str, recent: int = 20) -> list[str]:
     """Mark this bot's recent runs whose process died on this machine (runs without a worktree have no
     sweep to find them). A pid that is alive again (reused) is left alone: never a live run's record."""
-    from openbot.processes import alive
-
     root = paths.runs_dir(bot, project)
     try:
         names = sorted(os.listdir(root))[-recent:]
     except FileNotFoundError:
         return []
-    host, dead = socket.gethostname(), []
+    dead = []
     for name in names:
         try:
             rec = RunRecord.load(root / name / "run.json")
         except ConfigError:
             continue
-        if rec.status != "running" or rec.host != host or rec.pid == os.getpid():
-            continue
-        if alive(rec.pid):
+        if rec.pid == os.getpid() or rec.process_alive() is not False:
             continue
         mark_dead(bot, rec.run_id, None)
         dead.append(rec.run_id)

@@ -30,6 +30,7 @@ from typing import Any
 
 from openbot import gitops
 from openbot.errors import GitError, UsageError
+from openbot.files import write_atomic
 from openbot.gitops import ActionOutcome, apply_action, commit_wip, run_git
 from openbot.processes import identity, owner_gone, proc_start, stop_processes_in
 from openbot.repo import RepoInfo
@@ -253,9 +254,7 @@ def _write_owner(wt: Worktree, run_id: str, bot: str) -> None:
         "base_commit": wt.base_commit,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    tmp = wt.path.parent / f".{wt.name}{OWNER_SUFFIX}.tmp"
-    tmp.write_text(json.dumps(owner) + "\n", encoding="utf-8")
-    os.replace(tmp, wt.path.parent / f"{wt.name}{OWNER_SUFFIX}")
+    write_atomic(wt.path.parent / f"{wt.name}{OWNER_SUFFIX}", json.dumps(owner) + "\n")
 
 
 def _owners(root: Path, common_dir: Path) -> list[tuple[str, dict[str, Any]]]:
