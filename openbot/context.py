@@ -19,8 +19,9 @@ STUB_MIN_CHARS = 400
 
 
 def estimate_tokens(obj: Any) -> int:
-    """A cheap, conservative estimate (~4 characters per token)."""
-    text = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
+    """A cheap, conservative estimate: ~4 characters per token, a non-ASCII character as its \\u escape
+    (tokenizers spend more than one token on most of them)."""
+    text = json.dumps(obj)
     return len(text) // 4 + 1
 
 
@@ -41,13 +42,23 @@ class ContextKeeper:
 
     def __init__(self, window: int = CONTEXT_WINDOW, fixed_tokens: int = 0) -> None:
         self.window = window
-        self.fixed_tokens = fixed_tokens  # system prompt + tool definitions
+        self.fixed_tokens = fixed_tokens  # system prompt + tool definitions, until the API has counted
         self._sizes: list[int] = []
+        self._counted: tuple[int, int] | None = None  # (prompt tokens the API counted, messages sent)
+
+    def observe(self, prompt_tokens: int, messages_sent: int) -> None:
+        """Record the API's own count of the last request (input + cache read + cache write)."""
+        if prompt_tokens > 0:
+            self._counted = (prompt_tokens, messages_sent)
 
     def _measure(self, messages: list[dict[str, Any]]) -> int:
         # Only the newest message can change in place; earlier sizes are cached.
         del self._sizes[max(len(self._sizes) - 1, 0) :]
         self._sizes.extend(estimate_tokens(m) for m in messages[len(self._sizes) :])
+        if self._counted is not None and self._counted[1] <= len(messages):
+            # The size that decides is the API's: what it counted, plus an estimate of what came since.
+            counted, sent = self._counted
+            return counted + sum(self._sizes[sent:])
         return self.fixed_tokens + sum(self._sizes)
 
     def maybe_compact(self, messages: list[dict[str, Any]], keep_from: int) -> int:
@@ -75,4 +86,6 @@ class ContextKeeper:
                 new_size = estimate_tokens(messages[i])
                 saved += self._sizes[i] - new_size
                 self._sizes[i] = new_size
+        if saved:
+            self._counted = None  # the API's count no longer describes these messages
         return saved

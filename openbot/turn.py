@@ -87,14 +87,18 @@ class Turn:
         last_sig, repeats = "", 0
         while True:
             self._before_call(result.steps)
+            request = self._request()
+            sent = len(request.messages)  # the list grows as the conversation does
             try:
-                reply = self.model.complete(self._request(), sink)
+                reply = self.model.complete(request, sink)
             except ModelError as e:
                 if e.usage is not None:  # failed attempts that were billed still count
                     self._account(e.usage, result)
                 raise
             result.steps += 1
             self._account(reply.usage, result)
+            u = reply.usage
+            self.context.observe(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens, sent)
             if reply.content:  # an empty assistant message would make every later request invalid
                 self.conversation.append({"role": "assistant", "content": reply.content})
             if reply.text:

@@ -158,7 +158,7 @@ def test_200_tool_calls_with_20kb_outputs_stay_inside_the_window(tmp_path: Path)
     assert len(model.requests) == 201
     window = turn.context.window
     sizes = [(len(r.system) + len(json.dumps(r.messages))) // 4 for r in model.requests]
-    assert max(sizes) < window * 0.8  # what was actually sent never came near the context limit
+    assert max(sizes) <= window * 0.8  # what was sent never passed the compaction trigger
     assert (
         sum(len(json.dumps(b)) for b in model.requests[-1].messages[-1]["content"]) > 5_000
     )  # recent: not stubbed

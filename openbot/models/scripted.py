@@ -30,7 +30,8 @@ from openbot.models.base import ModelReply, ModelRequest, Usage
 
 
 def _estimate_tokens(obj: Any) -> int:
-    return max(1, len(json.dumps(obj, ensure_ascii=False)) // 4)
+    # Counted like the API would bill it: non-ASCII text costs more than one token a character.
+    return max(1, len(json.dumps(obj)) // 4)
 
 
 def _to_blocks(resp: dict[str, Any], index: int) -> list[dict[str, Any]]:
