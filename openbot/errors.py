@@ -8,7 +8,7 @@
     ├── GitError                 exit 1, a git operation failed
     └── SandboxError             exit 2, the kernel cannot enforce the requested sandbox
 
-Stop conditions of a run are not errors; they live in `openbot.runner`.
+Stop conditions of a run are not errors; they live in `openbot.run.plan`.
 The CLI maps these to exit codes in exactly one place (`openbot.cli.app.main`).
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from openbot.models.base import Usage
+    from openbot.agent.models.base import Usage
 
 
 class OpenbotError(Exception):

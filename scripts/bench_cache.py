@@ -2,7 +2,7 @@
 
 The real backend and SDK send a growing tool-use conversation (a ~6k-token system prompt, the real tool
 specs, each call adding an assistant tool_use and a user tool_result of a few hundred tokens) to
-`tests.fakeapi.FakeAnthropic`, whose cache simulation reports what the API would read from and write to
+`openbot.testing.fakeapi.FakeAnthropic`, whose cache simulation reports what the API would read from and write to
 its prompt cache. Prints a markdown table and the input cost with caching relative to none.
 
 Usage: python scripts/bench_cache.py [calls] [model]
@@ -17,11 +17,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from openbot.agent.models.anthropic import AnthropicModel  # noqa: E402
+from openbot.agent.models.base import ModelRequest, ToolSpec, Usage  # noqa: E402
+from openbot.agent.models.pricing import cost_usd  # noqa: E402
 from openbot.events import NullSink  # noqa: E402
-from openbot.models.anthropic import AnthropicModel  # noqa: E402
-from openbot.models.base import ModelRequest, ToolSpec, Usage  # noqa: E402
-from openbot.models.pricing import cost_usd  # noqa: E402
-from tests.fakeapi import FakeAnthropic, reply  # noqa: E402
+from openbot.testing.fakeapi import FakeAnthropic, reply  # noqa: E402
 
 SYSTEM_CHARS = 24_000  # ~6k tokens at 4 characters per token
 RESULT_CHARS = 1_600  # ~400 tokens of tool output per call
@@ -29,9 +29,9 @@ RESULT_CHARS = 1_600  # ~400 tokens of tool output per call
 
 def tool_specs() -> tuple[str, list[ToolSpec]]:
     try:
-        from openbot.tools.registry import default_tools, tool_specs
+        from openbot.agent.tools.registry import default_tools, tool_specs
 
-        return "openbot.tools.registry", tool_specs(default_tools())
+        return "openbot.agent.tools.registry", tool_specs(default_tools())
     except ImportError:  # the registry is not there yet: a representative pair
         obj = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
         return "stand-ins", [
@@ -98,7 +98,7 @@ def main() -> None:
     calls = int(sys.argv[1]) if len(sys.argv) > 1 else 16
     model = sys.argv[2] if len(sys.argv) > 2 else "claude-sonnet-4-6"
     usages = run(calls, model)
-    print(f"Prompt cache over one {calls}-call turn ({model}, simulated by tests/fakeapi.py)\n")
+    print(f"Prompt cache over one {calls}-call turn ({model}, simulated by openbot/testing/fakeapi.py)\n")
     print("| call | input | cache write | cache read | read share |")
     print("|---:|---:|---:|---:|---:|")
     for n, u in enumerate(usages, 1):

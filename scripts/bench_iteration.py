@@ -43,7 +43,7 @@ def setup(home: Path, repo: Path, iterations: int) -> None:
 def project_dir(home: Path, repo: Path) -> Path:
     sys.path.insert(0, str(ROOT))
     os.environ["OPENBOT_HOME"] = str(home)
-    from openbot.project import resolve_project
+    from openbot.state.project import resolve_project
 
     return home / "bots" / "bench" / "workspaces" / resolve_project(repo).slug
 

@@ -73,13 +73,13 @@ def peak_rss_mb(calls: int) -> float:
 
 
 def tokens_sent(calls: int, window: int) -> tuple[int, int]:
-    from openbot.budget import Budget
-    from openbot.context import ContextKeeper
-    from openbot.conversation import Conversation
-    from openbot.models.scripted import ScriptedModel
-    from openbot.tools.base import ToolContext
-    from openbot.tools.registry import default_tools
-    from openbot.turn import Turn, TurnLimits
+    from openbot.agent.budget import Budget
+    from openbot.agent.context import ContextKeeper
+    from openbot.agent.models.scripted import ScriptedModel
+    from openbot.agent.tools.base import ToolContext
+    from openbot.agent.tools.registry import default_tools
+    from openbot.agent.turn import Turn, TurnLimits
+    from openbot.state.conversation import Conversation
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "work"

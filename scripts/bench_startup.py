@@ -68,9 +68,9 @@ def _setup(tmp: Path) -> tuple[Path, dict[str, str]]:
 
     os.environ["OPENBOT_HOME"] = str(home)  # the helpers below compute paths from it
     from openbot import paths
-    from openbot.history import SessionMeta
-    from openbot.memory import MemoryStore
-    from openbot.project import resolve_project
+    from openbot.state.history import SessionMeta
+    from openbot.state.memory import MemoryStore
+    from openbot.state.project import resolve_project
 
     slug = resolve_project(repo).slug
     store = MemoryStore(paths.memory_file("bench", slug))

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from openbot.repo import find_repo
-from openbot.worktree import Worktree, create_worktree, remove_worktree
+from openbot.git.repo import find_repo
+from openbot.git.worktree import Worktree, create_worktree, remove_worktree
 
 
 def git(cwd: Path, *args: str) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,30 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from openbot.cli.app import get_app
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "Test",
-        "GIT_AUTHOR_EMAIL": "test@example.com",
-        "GIT_COMMITTER_NAME": "Test",
-        "GIT_COMMITTER_EMAIL": "test@example.com",
-    }
-    out = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True)
-    return out.stdout.strip()
-
-
-def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
-    """A real git repository on branch main with one commit."""
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    for name, text in (files or {"README.md": "# demo\n"}).items():
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_text(text)
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "initial")
-    return path
+from tests.helpers import make_repo
 
 
 @pytest.fixture(autouse=True)

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, make_repo
 
 from openbot import paths
-from openbot.config import ACTIONS, load_bot_file
-from openbot.models.scripted import ScriptedModel
+from openbot.agent.models.scripted import ScriptedModel
+from openbot.config.botconfig import ACTIONS, load_bot_file
+from tests.helpers import git, make_repo
 
 BOTS = sorted(p.parent for p in paths.SHIPPED_BOTS.glob("*/config.md"))
 SKILLS = sorted(paths.SHIPPED_SKILLS.glob("*.md"))
@@ -52,7 +52,7 @@ def test_the_examples_are_shipped() -> None:
 
 @pytest.mark.parametrize("bot", BOTS, ids=_id)
 def test_bot_config_loads(bot: Path) -> None:
-    from openbot.skills import shipped_skills
+    from openbot.config.skills import shipped_skills
 
     bf = load_bot_file(bot / "config.md")  # unknown keys and bad values raise ConfigError
     assert bf.config.description and len(bf.config.description) <= 100
@@ -71,7 +71,7 @@ def test_bot_config_loads(bot: Path) -> None:
 
 @pytest.mark.parametrize("skill", SKILLS, ids=_id)
 def test_skill_loads(skill: Path) -> None:
-    from openbot.skills import load_skill
+    from openbot.config.skills import load_skill
 
     s = load_skill(skill, "shipped")
     assert s.name == skill.stem
@@ -82,7 +82,7 @@ def test_skill_loads(skill: Path) -> None:
 def _real_schemas() -> dict[str, dict[str, Any]] | None:
     """The registry's tool schemas, or None while some tool module is not there yet."""
     try:
-        from openbot.tools.registry import default_tools
+        from openbot.agent.tools.registry import default_tools
     except ImportError:
         return None
     try:
@@ -117,8 +117,10 @@ def test_script_uses_known_tools_correctly(script: Path) -> None:
 def test_scripts_match_the_real_tool_schemas() -> None:
     schemas = _real_schemas()
     if schemas is None:
-        pytest.skip("not every tool module exists yet (openbot.tools.registry.default_tools fails to import)")
-    from openbot.tools.registry import check_input
+        pytest.skip(
+            "not every tool module exists yet (openbot.agent.tools.registry.default_tools fails to import)"
+        )
+    from openbot.agent.tools.registry import check_input
 
     assert set(schemas) == set(REQUIRED)
     for script in SCRIPTS:

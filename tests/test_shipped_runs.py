@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from openbot import paths
-from tests.conftest import git
-from tests.runhelpers import run_cli, sessions
+from tests.helpers import git, run_cli, sessions
 
 REAL_BOTS = sorted(p.parent.name for p in paths.SHIPPED_BOTS.glob("*/dry-run.json"))
 

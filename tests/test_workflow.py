@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import git, make_repo
+
+from tests.helpers import git, make_repo
 
 WORKFLOW = Path(__file__).resolve().parent.parent / "scripts" / "openbot-nightly.yml"
 
@@ -344,7 +345,7 @@ def test_ci_docs_exit_code_table_matches_the_code() -> None:
     import signal
 
     from openbot.errors import OpenbotError, UsageError
-    from openbot.runner import EXIT_LIMIT, EXIT_OK
+    from openbot.run.plan import EXIT_LIMIT, EXIT_OK
     from openbot.stops import Interrupted
 
     text = (Path(__file__).parent.parent / "docs" / "ci.md").read_text()

@@ -22,7 +22,7 @@ app.add_typer(bots_app)
 
 def repo_root() -> Path | None:
     """The checkout the user is in (a linked worktree counts), whose committed bots and skills are visible."""
-    from openbot.repo import find_repo
+    from openbot.git.repo import find_repo
 
     repo = find_repo(Path.cwd())
     return repo.workdir if repo else None
@@ -40,7 +40,7 @@ def _row(ref: Any, shadowed: bool) -> dict[str, Any]:
 @bots_app.command("list")
 def list_(as_json: bool = typer.Option(False, "--json", help="Print a JSON list of bots.")) -> None:
     """Every bot: name, source (home/repo), description and model; an invalid config is shown, not fatal."""
-    from openbot.bots import bots_by_source
+    from openbot.config.bots import bots_by_source
 
     rows = [_row(ref, shadowed) for ref, shadowed in bots_by_source(repo_root())]
     if as_json:
@@ -65,7 +65,7 @@ def create(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing config.md (memory is kept)."),
 ) -> None:
     """Create $OPENBOT_HOME/bots/<name>/config.md, from scratch or from a shipped example."""
-    from openbot.bots import create_bot
+    from openbot.config.bots import create_bot
 
     path = create_bot(name, description, prompt, from_example, force)
     typer.echo(f"created {name}: {path}")
@@ -81,8 +81,8 @@ def show(
     instructions."""
     import dataclasses
 
-    from openbot.bots import find_bot
-    from openbot.config import BotConfig, toml_value
+    from openbot.config.botconfig import BotConfig, toml_value
+    from openbot.config.bots import find_bot
 
     ref = find_bot(name, repo_root())
     bot_file = ref.load()
@@ -121,7 +121,7 @@ def delete(
 ) -> None:
     """Delete a home bot entirely: config, skills, and its memory and history in every project."""
     from openbot import paths
-    from openbot.bots import delete_bot, find_bot, refuse_if_running
+    from openbot.config.bots import delete_bot, find_bot, refuse_if_running
 
     root = repo_root()
     target = paths.bot_home(name)
@@ -141,8 +141,8 @@ def delete(
 def examples() -> None:
     """The example bots shipped with openbot, for `bots create <name> --from <example>`."""
     from openbot import paths
-    from openbot.bots import list_examples
-    from openbot.config import load_bot_file
+    from openbot.config.botconfig import load_bot_file
+    from openbot.config.bots import list_examples
 
     names = list_examples()
     if not names:

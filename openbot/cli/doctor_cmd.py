@@ -80,7 +80,7 @@ def check_sandbox() -> Check:
 
 
 def check_bots(repo_root: Path | None) -> Iterator[Check]:
-    from openbot.bots import bots_by_source
+    from openbot.config.bots import bots_by_source
     from openbot.errors import OpenbotError
 
     for ref, shadowed in bots_by_source(repo_root):
@@ -97,9 +97,9 @@ def check_bots(repo_root: Path | None) -> Iterator[Check]:
 
 def _check_script(model: str, bot_dir: Path) -> Path | None:
     """The script a `scripted:` model replays, loaded as a run would; relative paths are the bot's dir's
-    (as `openbot.runner._resolve_model` resolves them). None for a Claude model."""
+    (as `openbot.run.plan._resolve_model` resolves them). None for a Claude model."""
+    from openbot.agent.models.scripted import ScriptedModel
     from openbot.errors import ConfigError
-    from openbot.models.scripted import ScriptedModel
 
     if not model.startswith("scripted:"):
         return None
@@ -120,7 +120,7 @@ def _check_script(model: str, bot_dir: Path) -> Path | None:
 def skill_dirs(repo_root: Path | None) -> list[tuple[Path, str]]:
     """Every skills directory a run from here may read, with the label doctor shows for it."""
     from openbot import paths
-    from openbot.bots import bots_by_source
+    from openbot.config.bots import bots_by_source
 
     dirs = [(paths.SHIPPED_SKILLS, "shipped"), (paths.global_skills_dir(), "global")]
     if repo_root is not None:
@@ -132,7 +132,7 @@ def skill_dirs(repo_root: Path | None) -> list[tuple[Path, str]]:
 
 def check_skills(repo_root: Path | None) -> list[Check]:
     """One FAIL per skill file that does not load, or one PASS line for them all."""
-    from openbot.skills import scan
+    from openbot.config.skills import scan
 
     total, failed = 0, []
     for directory, label in skill_dirs(repo_root):

@@ -15,7 +15,7 @@ import typer
 from openbot.cli.app import app
 
 if TYPE_CHECKING:
-    from openbot.history import SessionMeta
+    from openbot.state.history import SessionMeta
 
 # Of one command's output the session view shows the first and the last lines (errors are usually at the
 # end); the rest is in events.jsonl and the full-output file.
@@ -176,9 +176,9 @@ def history(
     """List a bot's sessions in this project, newest first, or show one session's commands and messages."""
     # Imported here so `openbot --help` pays only for typer.
     from openbot import paths
-    from openbot.bots import find_bot
-    from openbot.history import History
-    from openbot.project import resolve_project
+    from openbot.config.bots import find_bot
+    from openbot.state.history import History
+    from openbot.state.project import resolve_project
 
     cwd = Path.cwd()
     proj = resolve_project(cwd, project)
@@ -210,7 +210,7 @@ def history(
 
 def _export(store: Any, bot: str, session: str | None, fmt: str, output: Path | None) -> None:
     from openbot.errors import NotFoundError, UsageError
-    from openbot.export_html import render_session_dir
+    from openbot.views.html import render_session_dir
 
     if fmt != "html":
         raise UsageError(f"--export {fmt!r} is not a format openbot writes", hint="use --export html")

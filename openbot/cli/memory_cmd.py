@@ -19,7 +19,7 @@ from openbot.cli.app import app
 from openbot.errors import ConfigError, NotFoundError
 
 if TYPE_CHECKING:
-    from openbot.memory import MemoryStore
+    from openbot.state.memory import MemoryStore
 
 PROJECT_HELP = "Project slug (a directory under workspaces/); default: the current directory's repository."
 
@@ -72,10 +72,10 @@ def _store(ctx: typer.Context, project: str | None) -> tuple[str, str, MemorySto
     The bot is checked here, not in the group callback, so `memory <any> show --help` always shows help."""
     # Imported here, not at the top, so `openbot --help` pays only for typer.
     from openbot import paths
-    from openbot.bots import find_bot
-    from openbot.memory import MemoryStore
-    from openbot.project import resolve_project
-    from openbot.repo import find_repo
+    from openbot.config.bots import find_bot
+    from openbot.git.repo import find_repo
+    from openbot.state.memory import MemoryStore
+    from openbot.state.project import resolve_project
 
     target: _Target = ctx.obj
     repo = find_repo(Path.cwd())

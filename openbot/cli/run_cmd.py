@@ -1,4 +1,4 @@
-"""`openbot run <bot>`: the product's main job (see openbot.runner and openbot.loop)."""
+"""`openbot run <bot>`: the product's main job (see openbot.run.plan and openbot.run.runner)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from openbot.cli.app import app
 from openbot.errors import UsageError
 
 if TYPE_CHECKING:
-    from openbot.display import LiveView
-    from openbot.runner import RunResult
+    from openbot.run.plan import RunResult
+    from openbot.views.live import LiveView
 
 
 @app.command("run")
@@ -52,12 +52,12 @@ def run_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout at the end."),
 ) -> None:
     """Run a bot: iterate agent sessions in an isolated worktree until it completes or a limit is hit."""
-    from openbot import ci
-    from openbot.display import make_view
-    from openbot.inbox import Inbox
     from openbot.redact import Redactor
-    from openbot.runner import RunRequest, plan_run, run
-    from openbot.signals import SignalGuard
+    from openbot.run.inbox import Inbox
+    from openbot.run.plan import RunRequest, plan_run, run
+    from openbot.run.signals import SignalGuard
+    from openbot.views import ci_summary as ci
+    from openbot.views.live import make_view
 
     name = bot or bot_opt
     if not name:
@@ -115,7 +115,7 @@ def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
     for line in lines:
         view.line(line)
     if in_ci:
-        from openbot.ci import write_step_summary
+        from openbot.views.ci_summary import write_step_summary
 
         summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
         if not write_step_summary(result.to_json(), os.environ) and summary_path:

@@ -1,6 +1,6 @@
 """`openbot skills list | show | install | remove`: the markdown skills bots get in their prompt.
 
-`skills list <bot>` prints exactly what that bot's prompt gets (`openbot.skills.load_skills`); without a
+`skills list <bot>` prints exactly what that bot's prompt gets (`config.skills.load_skills`); without a
 bot it prints every skill in reach: all shipped ones, the global ones and the current repo's. A skill
 file that does not load is listed as `invalid: <reason>` (runs skip it) and can still be removed.
 """
@@ -26,8 +26,8 @@ BOT_HELP = "Use this bot's skills (bot-local ones included)."
 def _skills(bot: str | None) -> tuple[list[Any], list[Any]]:
     """(skills, invalid skill files): a bot's exactly as its prompt gets them, or every one in reach."""
     from openbot import paths
-    from openbot.bots import find_bot
-    from openbot.skills import check_skills, scan
+    from openbot.config.bots import find_bot
+    from openbot.config.skills import check_skills, scan
 
     root = repo_root()
     if bot is not None:
@@ -47,7 +47,7 @@ def _skills(bot: str | None) -> tuple[list[Any], list[Any]]:
 def _dest(global_: bool, bot: str | None) -> Path:
     """The directory `install`/`remove` write to: exactly one of --global and --bot."""
     from openbot import paths
-    from openbot.bots import find_bot
+    from openbot.config.bots import find_bot
 
     if global_ == (bot is not None):
         raise UsageError("say where: pass exactly one of --global or --bot <bot>")
@@ -119,7 +119,7 @@ def install(
     force: bool = typer.Option(False, "--force", help="Replace installed skills of the same name."),
 ) -> None:
     """Copy skills into the global or a bot's skills directory."""
-    from openbot.skill_install import install_skill
+    from openbot.config.skill_install import install_skill
 
     for s in install_skill(source, _dest(global_, bot), force=force):
         typer.echo(f"installed {s.name}: {s.path}")
@@ -132,6 +132,6 @@ def remove(
     bot: str | None = typer.Option(None, "--bot", help="From this bot's skills."),
 ) -> None:
     """Delete an installed skill (its file, or its whole SKILL.md folder)."""
-    from openbot.skill_install import remove_skill
+    from openbot.config.skill_install import remove_skill
 
     typer.echo(f"removed {remove_skill(name, _dest(global_, bot))}")

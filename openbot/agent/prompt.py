@@ -1,0 +1,133 @@
+"""Building what the model reads: a stable system prompt and a per-iteration prompt.
+
+Cache-friendly order: everything that stays the same across a run's iterations (bot instructions, the
+repo's AGENTS.md/CLAUDE.md, skills, operating instructions) is the system prompt, byte-stable, with no
+timestamps or counters. What changes (status, memory, recent sessions, user input, the task) goes into
+the iteration's user message, last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from openbot.config.skills import Skill
+from openbot.state.history import SessionMeta
+
+REPO_DOC_NAMES = ("AGENTS.md", "CLAUDE.md")
+REPO_DOC_CAP = 12_000  # characters per file
+
+ACTIONS_TEXT = """\
+- `review`: your branch is kept for a human to review and merge (the usual choice).
+- `merge`: openbot fast-forwards the base branch to your branch when that is safe (else: left for review).
+- `discard`: your branch is deleted; choose it when nothing worth keeping was produced."""
+
+OPERATING = """\
+# How you work (openbot)
+- You are an autonomous coding agent. Nobody answers questions during the run: decide, act, and note
+  your decisions in commit messages and in your final summary.
+- Ship working, committed code: run the project's tests, commit each coherent step on your branch with a
+  clear message (`git add -A && git commit -m "..."`). Uncommitted work is saved as a WIP commit at the end,
+  but a clean history is your job.
+- Tools: `shell` runs a bash command in the working directory (long output is shortened; the full text is
+  saved to a file whose path is given); `edit` views, creates and edits files; `memory` saves a fact for your
+  future sessions in this project (`{{"action": "set", "key": "...", "value": "..."}}`) — save what you learn
+  that the next session needs (conventions, commands that work, what is left to do); `session_history` lists
+  and pages through your past sessions here (`{{"action": "list"}}`, then `{{"action": "view",
+  "session_number": N}}`); `session_complete` ends the run with a summary and an action.
+- Call `session_complete` with a summary and an action when the task is done or nothing useful is left;
+  otherwise just end your turn and you will get another iteration.
+- To teach yourself a reusable skill, write a markdown file (YAML frontmatter with `name` and
+  `description`, then the instructions) into {skills_dir} — it is loaded into your future sessions.
+- session_complete actions:
+{actions}"""
+
+
+@dataclass
+class PromptParts:
+    instructions: str
+    skills: list[Skill] = field(default_factory=list)
+    repo_root: Path | None = None
+    skills_dir: Path | None = None
+
+
+def repo_docs(root: Path | None) -> list[tuple[str, str]]:
+    docs: list[tuple[str, str]] = []
+    if root is None:
+        return docs
+    for name in REPO_DOC_NAMES:
+        path = root / name
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if len(text) > REPO_DOC_CAP:
+                text = text[:REPO_DOC_CAP] + f"\n[... {name} cut at {REPO_DOC_CAP} characters]"
+            docs.append((name, text.strip()))
+    return docs
+
+
+def system_prompt(parts: PromptParts) -> str:
+    sections = ["# Your instructions\n" + (parts.instructions.strip() or "(no instructions given)")]
+    for name, text in repo_docs(parts.repo_root):
+        sections.append(f"# The repository's {name}\n{text}")
+    if parts.skills:
+        lines = ["# Skills"]
+        for s in parts.skills:
+            head = f"## Skill: {s.name}" + (f" — {s.description}" if s.description else "")
+            lines.append(f"{head}\n{s.body.strip()}")
+        sections.append("\n\n".join(lines))
+    skills_dir = parts.skills_dir or "(skills are not writable in this run)"
+    sections.append(OPERATING.format(skills_dir=skills_dir, actions=ACTIONS_TEXT))
+    return "\n\n".join(sections) + "\n"
+
+
+@dataclass
+class IterationState:
+    project: str
+    session_number: int
+    branch: str = ""
+    base: str = ""
+    workdir: Path | None = None
+    isolated: bool = True
+    memory: dict[str, str] = field(default_factory=dict)
+    recent: list[SessionMeta] = field(default_factory=list)
+    user_input: list[str] = field(default_factory=list)
+    task: str = ""
+    iteration: int = 1
+    max_iterations: int = 0
+
+
+def iteration_prompt(st: IterationState) -> str:
+    limit = f" of {st.max_iterations}" if st.max_iterations else ""
+    status = [
+        f"- project: {st.project}",
+        f"- session number: {st.session_number} (iteration {st.iteration}{limit} of this run)",
+        f"- working directory: {st.workdir}" if st.workdir else "",
+    ]
+    if st.isolated and st.branch:
+        status.append(
+            f"- you are in an isolated git worktree on branch `{st.branch}` (created from `{st.base}`); "
+            "commit your work on this branch. The user's own checkout is not affected."
+        )
+    elif st.branch:
+        status.append(
+            f"- you are working directly in the user's checkout, on branch `{st.branch}`; be careful."
+        )
+    out = ["# Status", "\n".join(s for s in status if s)]
+    out.append("# Memory (saved by you in earlier sessions)")
+    out.append("\n".join(f"- {k}: {v}" for k, v in st.memory.items()) or "(empty)")
+    out.append("# Recent sessions")
+    if st.recent:
+        out.append(
+            "\n".join(
+                f"- session {m.session_number} ({m.started_at[:16]}, {m.status}"
+                + (f", {m.action}" if m.action else "")
+                + f"): {m.response_summary or m.prompt_summary or '(no summary)'}"
+                for m in reversed(st.recent)
+            )
+        )
+    else:
+        out.append("(none: this is the first session)")
+    if st.user_input:
+        out.append("# Input from the user\n" + "\n".join(st.user_input))
+    out.append("# Task\n" + (st.task.strip() or "Carry on with your instructions."))
+    return "\n\n".join(out) + "\n"

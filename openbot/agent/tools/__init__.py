@@ -1,0 +1,1 @@
+"""The agent's tools, registered in one place (`openbot.agent.tools.registry`)."""

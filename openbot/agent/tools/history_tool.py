@@ -1,0 +1,151 @@
+"""The `session_history` tool: the agent looks back at its earlier sessions on this project.
+
+`list` shows one line per session; `view` renders one session's events.jsonl as lines (messages,
+commands with exit codes and output excerpts) and pages from the end, since the end of a session (what
+it concluded, where it stopped) is what a later session usually needs first.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from openbot.agent.models.base import ToolSpec
+from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
+from openbot.events import read_events
+
+LIST_LIMIT = 10
+VIEW_LIMIT = 60
+MAX_LIMIT = 500
+MAX_LINE_CHARS = 500
+EXCERPT_HEAD, EXCERPT_TAIL = 3, 6
+
+SPEC = ToolSpec(
+    name="session_history",
+    description=(
+        "Look at your earlier sessions on this project. list: the most recent sessions (number, date, "
+        "status, outcome, summary). view: one session's transcript — section response (your messages), "
+        "commands (commands with exit codes and output excerpts) or all — shown from the end: offset 0 is "
+        "the last `limit` lines; a larger offset goes further back."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": ["list", "view"]},
+            "session_number": {"type": "integer", "description": "view: which session."},
+            "offset": {"type": "integer", "description": "view: lines back from the end (default 0)."},
+            "limit": {"type": "integer", "description": "How many sessions (list, 10) or lines (view, 60)."},
+            "section": {"type": "string", "enum": ["response", "commands", "all"]},
+        },
+        "required": ["action"],
+        "additionalProperties": False,
+    },
+)
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [...]"
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _excerpt(output: str) -> list[str]:
+    lines = output.splitlines()
+    if len(lines) > EXCERPT_HEAD + EXCERPT_TAIL + 1:
+        cut = len(lines) - EXCERPT_HEAD - EXCERPT_TAIL
+        lines = [*lines[:EXCERPT_HEAD], f"[... {cut} lines]", *lines[-EXCERPT_TAIL:]]
+    return [f"  | {line}" for line in lines]
+
+
+def _command_lines(e: dict[str, Any]) -> list[str]:
+    if e.get("exit_code") is None:
+        status = "timed out" if e.get("timed_out") else "killed"
+    else:
+        status = f"exit {e['exit_code']}"
+    first, *rest = str(e.get("command", "")).splitlines() or [""]
+    secs = e.get("duration_ms", 0) / 1000
+    lines = [f"$ {first}    ({status}, {secs:.1f} s, {e.get('tool_use_id', '')})"]
+    lines += [f"  > {line}" for line in rest]
+    return lines + _excerpt(str(e.get("output", "")))
+
+
+def render(events: list[dict[str, Any]], section: str) -> list[str]:
+    """A session's events as transcript lines for one section: response, commands or all."""
+    want_all = section == "all"
+    want_text, want_commands = want_all or section == "response", want_all or section == "commands"
+    out: list[str] = []
+    for e in events:
+        kind = e.get("type")
+        if kind == "message" and want_text:
+            out += [f"[{e.get('role', 'assistant')}]", *str(e.get("text", "")).splitlines()]
+        elif kind == "user_input" and want_text:
+            out += ["[user]", *str(e.get("text", "")).splitlines()]
+        elif kind == "command" and want_commands:
+            out += _command_lines(e)
+        elif not want_all:
+            continue
+        elif kind == "tool_call" and e.get("name") != "shell":
+            out.append(f"[tool {e.get('name')}] {json.dumps(e.get('input'), ensure_ascii=False)}")
+        elif kind == "tool_result" and e.get("is_error"):
+            out.append(f"[tool {e.get('name')} failed] {_one_line(str(e.get('content', '')), 300)}")
+        elif kind in ("error", "notice"):
+            out.append(f"[{kind}] {_one_line(str(e.get('message', '')), 300)}")
+        elif kind in ("session_ended", "turn_aborted"):
+            detail = e.get("status") or e.get("reason")
+            out.append(f"[{kind}] {detail} {e.get('reason') or e.get('detail') or ''}".rstrip())
+    return [_clip(line) for line in out]
+
+
+class SessionHistoryTool:
+    spec = SPEC
+
+    def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
+        if ctx.history is None:
+            raise ToolFailed("session history is not available in this session")
+        if input["action"] == "list":
+            return ToolOutput(self.list(ctx, _limit(input, LIST_LIMIT)))
+        if "session_number" not in input:
+            raise ToolFailed("view needs session_number (see action list)")
+        return ToolOutput(self.view(ctx, input))
+
+    def list(self, ctx: ToolContext, limit: int) -> str:
+        assert ctx.history is not None
+        sessions = ctx.history.recent(limit)
+        if not sessions:
+            return "No sessions yet."
+        lines = []
+        for m in sessions:
+            when = m.started_at[:16].replace("T", " ")
+            summary = _one_line(m.response_summary or m.prompt_summary or "")
+            lines.append(f"#{m.session_number}  {when}  {m.status}  {m.action or '-'}  {summary}")
+        return "\n".join(lines)
+
+    def view(self, ctx: ToolContext, input: dict[str, Any]) -> str:
+        assert ctx.history is not None
+        number, section = input["session_number"], input.get("section", "all")
+        offset, limit = input.get("offset", 0), _limit(input, VIEW_LIMIT)
+        if offset < 0:
+            raise ToolFailed(f"offset must be 0 or more, got {offset}")
+        meta = ctx.history.get(str(number))
+        lines = render(list(read_events(ctx.history.events_path(meta.session_id))), section)
+        total = len(lines)
+        if not total:
+            return f"Session {number} ({meta.status}) has no {section} lines."
+        end = max(total - offset, 0)
+        start = max(end - limit, 0)
+        header = f"Session {number} ({meta.status}, {section}): lines {start + 1}–{end} of {total}"
+        if start > 0:
+            header += f"; use offset={offset + (end - start)} for earlier"
+        if end == 0:
+            return f"Session {number} has only {total} {section} lines; offset {offset} is past the start."
+        return "\n".join([header, *lines[start:end]])
+
+
+def _limit(input: dict[str, Any], default: int) -> int:
+    limit = input.get("limit", default)
+    if limit <= 0:
+        raise ToolFailed(f"limit must be positive, got {limit}")
+    return min(limit, MAX_LIMIT)

@@ -1,0 +1,274 @@
+"""A bot's config.md: `+++` TOML frontmatter validated into one typed `BotConfig`; the body is instructions.
+
+Validation happens once, here, at the edge: unknown keys, wrong types, bad TOML and bad choices raise
+`ConfigError` naming the file, the key and the fix. Precedence is defaults < config.md < CLI flags,
+merged in `resolve`. Adding a key is adding one field with a `doc` (and optional `choices`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+from openbot import paths
+from openbot.config.frontmatter import refuse_yaml_frontmatter, split_frontmatter, toml_value
+from openbot.errors import ConfigError, UsageError
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+SANDBOX_MODES = ("workspace-write", "read-only", "danger-full-access")
+ACTIONS = ("merge", "review", "discard")
+
+
+WEEK_SECS = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Range:
+    """The numbers a key allows: `low` (excluded when `above`), up to `high`; said as in messages."""
+
+    low: float = 0
+    above: bool = False
+    high: float | None = None
+
+    def allows(self, value: float) -> bool:
+        low_ok = value > self.low if self.above else value >= self.low
+        return low_ok and (self.high is None or value <= self.high)
+
+    def __str__(self) -> str:
+        text = f"more than {self.low:g}" if self.above else f"{self.low:g} or more"
+        return text if self.high is None else f"{text}, up to {self.high:g}"
+
+
+NOT_NEGATIVE = Range()
+
+
+def _f(default: Any, doc: str, choices: tuple[str, ...] = (), allowed: Range = NOT_NEGATIVE) -> Any:
+    """A BotConfig field; numbers get `allowed` (default: not negative), checked by `validate`."""
+    metadata = {"doc": doc, "choices": choices, "range": allowed}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class BotConfig:
+    description: str = _f("", "One line shown by `openbot bots list`.")
+    model: str = _f(DEFAULT_MODEL, "A Claude model name, or `scripted:<path>` to replay a script offline.")
+    max_iterations: int = _f(10, "Iterations (sessions) per run; 0 means unlimited.")
+    # The upper bounds keep time.sleep and subprocess timeouts from overflowing (~292 years is their limit).
+    sleep_secs: float = _f(
+        30,
+        "Pause between iterations; an interactive user can type a line to wake it.",
+        allowed=Range(0, high=WEEK_SECS),
+    )
+    sandbox: str = _f("workspace-write", "What the agent's commands may touch.", SANDBOX_MODES)
+    sandbox_fallback: str = _f(
+        "error",
+        "When the kernel cannot enforce the sandbox: refuse, or run unconfined loudly.",
+        ("error", "warn"),
+    )
+    network: bool = _f(False, "Allow the agent's commands TCP access in the confined sandbox modes.")
+    skip_git_check: bool = _f(False, "Run outside a git repository (no worktree, no branch).")
+    env_passthrough: list[str] = _f([], "Extra env names (or PREFIX_* patterns) passed to commands.")
+    max_turn_steps: int = _f(
+        100, "Model calls per turn before the turn ends; a nudge comes at 80 %.", allowed=Range(1)
+    )
+    # 1 would call the first tool call of every turn "repeated": 2 is the least that means anything.
+    max_repeats: int = _f(5, "Identical consecutive tool calls that end a turn as stuck.", allowed=Range(2))
+    command_timeout_secs: float = _f(
+        600, "Default timeout of one shell command.", allowed=Range(0, above=True, high=WEEK_SECS)
+    )
+    max_cost_usd: float = _f(0.0, "Stop the run at this spend in USD; 0 means no limit.")
+    max_tokens: int = _f(0, "Stop the run at this many tokens (all kinds); 0 means no limit.")
+    max_minutes: float = _f(0.0, "Stop the run after this wall time; 0 means no limit.")
+    shipped_skills: list[str] = _f([], 'Skills shipped with openbot to include, by name; ["*"] means all.')
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+
+@dataclass(frozen=True)
+class BotFile:
+    """A parsed config.md: where it is, its typed config, the raw frontmatter values and the instructions."""
+
+    path: Path
+    config: BotConfig
+    values: dict[str, Any]
+    instructions: str
+
+
+def _type_ok(value: Any, hint: Any) -> bool:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return any(_type_ok(value, a) for a in get_args(hint))
+    if origin is list:
+        (item,) = get_args(hint)
+        return isinstance(value, list) and all(_type_ok(v, item) for v in value)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is type(None):
+        return value is None
+    return isinstance(value, hint)
+
+
+def _type_name(hint: Any) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+    if get_origin(hint) is list:
+        return "a list of strings"
+    return names.get(hint, str(hint))
+
+
+def _non_finite_hint(key: str) -> str:
+    """What to write instead of inf/nan: 0 where the key's doc says 0 means no limit, else its default."""
+    f = next(f for f in dataclasses.fields(BotConfig) if f.name == key)
+    if "0 means" in f.metadata["doc"]:
+        return f"use {key} = 0 for no limit"
+    return f"use a finite number, e.g. {key} = {toml_value(f.default)}"
+
+
+def _check_model(model: str, source: str) -> None:
+    """An empty name would reach the API (or the key check) as `''`; `scripted:` alone names no file."""
+    if not model.strip():
+        raise ConfigError(
+            f"{source}: key 'model' is empty", hint=f'name a Claude model, e.g. model = "{DEFAULT_MODEL}"'
+        )
+    if model.startswith("scripted:") and not model.removeprefix("scripted:").strip():
+        raise ConfigError(
+            f"{source}: key 'model' is {toml_value(model)}, which names no script file",
+            hint='write model = "scripted:<path to a JSON script>"',
+        )
+
+
+def _check_env_passthrough(entries: list[str], source: str) -> None:
+    from openbot.envpolicy import NEVER, check_pattern
+
+    for entry in entries:
+        try:
+            check_pattern(entry)
+        except UsageError as e:
+            raise ConfigError(
+                f"{source}: key 'env_passthrough' has entry {toml_value(entry)}, which is not a variable "
+                "name or PREFIX_* pattern",
+                hint=e.hint,
+            ) from e
+        if entry in NEVER:
+            raise ConfigError(
+                f"{source}: key 'env_passthrough' lists {toml_value(entry)}, which is openbot's own model "
+                "key and is never passed to the agent's commands",
+                hint=f"remove {toml_value(entry)} from env_passthrough",
+            )
+
+
+def shipped_skill_names() -> list[str]:
+    """Names `shipped_skills` may use: the `<name>.md` files and `<name>/SKILL.md` folders shipped."""
+    from openbot.config.skills import skill_entries
+
+    return sorted(name for name, _ in skill_entries(paths.SHIPPED_SKILLS))
+
+
+def _check_shipped_skills(names: list[str], source: str) -> None:
+    available = shipped_skill_names()
+    for name in names:
+        if name == "*" or name in available:
+            continue
+        close = difflib.get_close_matches(name, available, n=1)
+        if close:
+            hint = f"did you mean '{close[0]}'?"
+        else:
+            hint = f"shipped skills: {', '.join(available)}" if available else "no skills are shipped"
+        raise ConfigError(
+            f"{source}: key 'shipped_skills' names {toml_value(name)}, which is not a shipped skill",
+            hint=hint,
+        )
+
+
+def validate(values: dict[str, Any], source: str) -> BotConfig:
+    """Check every key and value against BotConfig; `source` names the file or flag in errors."""
+    hints = get_type_hints(BotConfig)
+    fields = {f.name: f for f in dataclasses.fields(BotConfig)}
+    for key, value in values.items():
+        if key not in fields:
+            close = difflib.get_close_matches(key, fields, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(fields)}"
+            raise ConfigError(f"{source}: unknown key '{key}'", hint=hint)
+        shown = toml_value(value)
+        if not _type_ok(value, hints[key]):
+            raise ConfigError(
+                f"{source}: key '{key}' must be {_type_name(hints[key])}, got {shown}",
+                hint=f"fix the value of '{key}'",
+            )
+        choices = fields[key].metadata["choices"]
+        if choices and value not in choices:
+            raise ConfigError(
+                f"{source}: key '{key}' has unknown value {shown}", hint=f"use one of: {', '.join(choices)}"
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(
+                f"{source}: key '{key}' must be a finite number, got {shown}", hint=_non_finite_hint(key)
+            )
+        allowed = fields[key].metadata["range"]
+        if isinstance(value, int | float) and not isinstance(value, bool) and not allowed.allows(value):
+            raise ConfigError(
+                f"{source}: key '{key}' must be {allowed}, got {shown}",
+                hint=f"e.g. {key} = {toml_value(fields[key].default)}",
+            )
+    # Checked here, not mid-run, so `bots show`, `doctor` and `run` all refuse them before anything starts.
+    _check_model(values.get("model", DEFAULT_MODEL), source)
+    _check_env_passthrough(values.get("env_passthrough", []), source)
+    _check_shipped_skills(values.get("shipped_skills", []), source)
+    return BotConfig(**values)
+
+
+def parse_text(text: str, path: Path) -> BotFile:
+    fm, body = split_frontmatter(text, path)
+    if fm is None:
+        refuse_yaml_frontmatter(text, path)
+        return BotFile(path, BotConfig(), {}, body.strip())
+    try:
+        values = tomlkit.parse(fm).unwrap()
+    except TOMLKitError as e:
+        raise ConfigError(
+            f"{path}: invalid TOML in the +++ frontmatter: {e}", hint="fix the TOML syntax"
+        ) from e
+    return BotFile(path, validate(values, str(path)), values, body.strip())
+
+
+def read_user_file(path: Path) -> str:
+    """A file the user wrote (config, skill), or a one-line ConfigError saying why it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text", hint="save the file as UTF-8") from e
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from e
+
+
+def load_bot_file(path: Path) -> BotFile:
+    return parse_text(read_user_file(path), path)
+
+
+def resolve(file_values: dict[str, Any], flags: dict[str, Any], source: str) -> BotConfig:
+    """Defaults < config.md < CLI flags (flags that are None were not given)."""
+    given = {k: v for k, v in flags.items() if v is not None}
+    validate(given, "command line")
+    return validate({**file_values, **given}, source)
+
+
+def render(values: dict[str, Any], instructions: str) -> str:
+    """A config.md text that `parse_text` reads back to the same values and instructions."""
+    validate(values, "new config")
+    doc = tomlkit.document()
+    for key, value in values.items():
+        doc[key] = value
+    return f"+++\n{tomlkit.dumps(doc)}+++\n\n{instructions.strip()}\n"

@@ -1,0 +1,221 @@
+"""Skills: markdown instructions (optional YAML frontmatter `name`, `description`) added to a bot's prompt.
+
+Layers, least to most specific — on a name clash the more specific one wins, so each name appears once:
+
+    shipped   <project>/skills/               only those named in the bot's `shipped_skills` (["*"] = all)
+    global    $OPENBOT_HOME/skills/
+    repo      <repo>/.openbot/skills/
+    bot       $OPENBOT_HOME/bots/<bot>/skills/, then <repo>/.openbot/bots/<bot>/skills/ for a committed bot
+
+A directory holds `<name>.md` files and/or Agent Skills folders `<name>/SKILL.md` (with any extra files).
+A file that does not load (bad frontmatter, a clashing name) is left out and reported, never fatal: a bot
+may write skills for itself, and one bad file must not stop every later run or block its own removal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openbot import paths
+from openbot.errors import ConfigError, NotFoundError
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+SKILL_FILE = "SKILL.md"
+_FENCE = re.compile(r"^-{3}[ \t]*\r?$", re.MULTILINE)
+# Files that document a skills collection rather than being a skill themselves.
+_NOT_SKILLS = {"readme.md", "license.md", "changelog.md", "contributing.md"}
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    body: str
+    path: Path  # the .md file, or the SKILL.md of a skill folder
+    source: str  # "shipped" | "global" | "repo" | "bot"
+
+    @property
+    def root(self) -> Path:
+        """What install/remove copies or deletes: the folder of a SKILL.md, else the file itself."""
+        return self.path.parent if self.path.name == SKILL_FILE else self.path
+
+
+def check_skill_name(name: str, where: Path | str) -> str:
+    if not NAME_RE.match(name) or f"{name.lower()}.md" in _NOT_SKILLS:
+        raise ConfigError(
+            f"{where}: skill name {name!r} is not a safe file name",
+            hint="use letters, digits, '.', '_' or '-' (up to 64, no '/')",
+        )
+    return name
+
+
+def _frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
+    head = text.lstrip()
+    if not _FENCE.match(head):
+        return {}, text
+    parts = _FENCE.split(head, 2)
+    if len(parts) < 3:
+        raise ConfigError(f"{path}: the --- frontmatter is not closed", hint="end it with a line '---'")
+    import yaml
+
+    try:
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        line = f" (line {where.line + 1} of the frontmatter)" if where is not None else ""
+        raise ConfigError(
+            f"{path}: invalid YAML frontmatter{line}: {getattr(e, 'problem', None) or e}",
+            hint='quote values that contain ":" or "#", e.g. description: "Use it: always"',
+        ) from e
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise ConfigError(
+            f"{path}: the frontmatter must be key: value lines", hint="use name: and description:"
+        )
+    return meta, parts[2]
+
+
+def load_skill(path: Path, source: str, *, default_name: str | None = None) -> Skill:
+    """Read one skill file; no `name` in the frontmatter → the file stem (the folder's name for SKILL.md)."""
+    from openbot.config.botconfig import read_user_file  # config's TOML stack loads only when a file is read
+
+    meta, body = _frontmatter(read_user_file(path), path)
+    default = default_name or (path.parent.name if path.name == SKILL_FILE else path.stem)
+    name = meta.get("name", default)
+    description = meta.get("description", "")
+    for key, value in (("name", name), ("description", description)):
+        if not isinstance(value, str):
+            raise ConfigError(
+                f"{path}: skill {key} must be a string, got {value!r}", hint=f'quote it: {key}: "{value}"'
+            )
+    check_skill_name(name, path)
+    return Skill(name, " ".join(description.split()), body.strip(), path, source)
+
+
+@dataclass(frozen=True)
+class InvalidSkill:
+    """A skill file that does not load: skipped from prompts, listed, and removable by its file name."""
+
+    name: str  # the file stem or folder name: what `skills remove` takes, since the frontmatter is unreadable
+    path: Path  # the .md file, or the SKILL.md of a skill folder
+    source: str
+    reason: str  # one line naming the file and the problem
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent if self.path.name == SKILL_FILE else self.path
+
+    def warning(self, bot: str | None = None) -> str:
+        """One line for the user: what is wrong and how to fix or remove it."""
+        if self.source == "global":
+            fix = f"openbot skills remove {self.name} --global"
+        elif bot is not None and self.root.parent == paths.bot_skills_dir(bot):
+            fix = f"openbot skills remove {self.name} --bot {bot}"
+        else:
+            return f"skipped invalid skill: {self.reason}; fix or delete {self.root}"
+        return f"skipped invalid skill: {self.reason}; fix the file, or remove it with `{fix}`"
+
+
+def skill_entries(directory: Path) -> list[tuple[str, Path]]:
+    """(file stem or folder name, skill file) of every skill candidate directly in `directory`, unparsed."""
+    if not directory.is_dir():
+        return []
+    found = []
+    for entry in sorted(directory.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir() and (entry / SKILL_FILE).is_file():
+            found.append((entry.name, entry / SKILL_FILE))
+        elif entry.is_file() and entry.suffix == ".md" and entry.name.lower() not in _NOT_SKILLS:
+            found.append((entry.stem, entry))
+    return found
+
+
+def scan(directory: Path, source: str) -> tuple[list[Skill], list[InvalidSkill]]:
+    """The skills directly in `directory` sorted by name, and the files that do not load (never raises)."""
+    found: dict[str, Skill] = {}
+    invalid: list[InvalidSkill] = []
+    for stem, path in skill_entries(directory):
+        try:
+            skill = load_skill(path, source)
+            if skill.name in found:
+                raise ConfigError(
+                    f"{directory}: two skills named '{skill.name}': {found[skill.name].path} and {path}",
+                    hint="rename or remove one of them",
+                )
+        except ConfigError as e:
+            invalid.append(InvalidSkill(stem, path, source, e.one_line()))
+            continue
+        found[skill.name] = skill
+    return sorted(found.values(), key=lambda s: s.name), invalid
+
+
+def discover(directory: Path, source: str) -> list[Skill]:
+    """The skills directly in `directory`: `*.md` files and `<dir>/SKILL.md` folders, sorted by name.
+
+    Strict: the first file that does not load raises ConfigError (right for a source being installed)."""
+    skills, invalid = scan(directory, source)
+    if invalid:
+        raise ConfigError(invalid[0].reason)
+    return skills
+
+
+def shipped_skills(names: list[str]) -> list[Skill]:
+    """The shipped skills a bot's `shipped_skills` names (["*"] = all); an unknown name is an error."""
+    return _shipped(names)[0]
+
+
+def _shipped(names: list[str]) -> tuple[list[Skill], list[InvalidSkill]]:
+    """The shipped skills `shipped_skills` names (["*"] = all) and those of them that do not load."""
+    skills, invalid = scan(paths.SHIPPED_SKILLS, "shipped")
+    available = {s.name: s for s in skills}
+    if "*" in names:
+        return list(available.values()), invalid
+    broken = {i.name for i in invalid}
+    for name in names:
+        if name not in available and name not in broken:
+            hint = f"shipped skills: {', '.join(available)}" if available else "no skills are shipped"
+            raise NotFoundError(f"shipped_skills: no shipped skill named '{name}'", hint=hint)
+    return [available[n] for n in dict.fromkeys(names) if n in available], [
+        i for i in invalid if i.name in names
+    ]
+
+
+def check_skills(
+    bot: str, repo_root: Path | None, shipped: list[str]
+) -> tuple[list[Skill], list[InvalidSkill]]:
+    """The skills a bot's prompt gets (one per name, the most specific layer winning), and skipped files."""
+    layers = [_shipped(shipped), scan(paths.global_skills_dir(), "global")]
+    if repo_root is not None:
+        layers.append(scan(paths.repo_skills_dir(repo_root), "repo"))
+    layers.append(scan(paths.bot_skills_dir(bot), "bot"))
+    if repo_root is not None and (paths.repo_bots_dir(repo_root) / bot / "config.md").is_file():
+        layers.append(scan(paths.repo_bots_dir(repo_root) / bot / "skills", "bot"))
+    merged: dict[str, Skill] = {}
+    invalid: list[InvalidSkill] = []
+    for skills, bad in layers:
+        invalid += bad
+        for skill in skills:
+            merged.pop(skill.name, None)  # re-insert so the order shows the layer that won
+            merged[skill.name] = skill
+    return list(merged.values()), invalid
+
+
+def load_skills_checked(
+    bot: str, repo_root: Path | None, shipped: list[str]
+) -> tuple[list[Skill], list[str]]:
+    """The bot's prompt skills, and one warning line per skill file skipped because it does not load.
+
+    A bad file (maybe one the bot wrote itself) must not stop every later run: it is left out and reported.
+    """
+    skills, invalid = check_skills(bot, repo_root, shipped)
+    return skills, [i.warning(bot) for i in invalid]
+
+
+def load_skills(bot: str, repo_root: Path | None, shipped: list[str]) -> list[Skill]:
+    """Exactly the skills a bot's prompt gets; files that do not load are left out (load_skills_checked)."""
+    return check_skills(bot, repo_root, shipped)[0]

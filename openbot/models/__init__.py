@@ -1,1 +1,0 @@
-"""Model backends behind one Protocol (`openbot.models.base.ModelBackend`), chosen by `load_backend`."""

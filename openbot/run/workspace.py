@@ -1,0 +1,210 @@
+"""Where a run's agent works: its worktree (or the user's checkout), sandbox, environment and temp dir.
+
+`Workspace.open` sweeps worktrees left by dead runs, then creates (or, for --resume, reopens) the
+run's worktree and builds the sandbox policy and the child environment. `Workspace.close` runs on every
+exit path: uncommitted work becomes a WIP commit, the worktree is removed (the branch stays), and the
+`session_complete` action is applied.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openbot import paths
+from openbot.errors import OpenbotError
+from openbot.state.runstate import mark_dead, mark_dead_runs
+
+if TYPE_CHECKING:
+    from openbot.git.worktree import Worktree
+    from openbot.run.plan import RunPlan
+    from openbot.sandbox import SandboxPolicy
+    from openbot.state.runstate import RunRecord
+
+
+def git_identity_env(workdir: Path, bot: str) -> dict[str, str]:
+    """Commit identity for the agent when the repository has none configured (common in CI)."""
+    try:
+        out = subprocess.run(
+            ["git", "config", "--get", "user.name"], cwd=workdir, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if out.stdout.strip():
+        return {}
+    name, email = f"openbot ({bot})", "openbot@localhost"
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+
+
+def current_branch(git_dir: Path) -> str:
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref:") else ""
+
+
+class Workspace:
+    def __init__(self, plan: RunPlan, record: RunRecord, view: Any) -> None:
+        self.plan, self.record, self.view = plan, record, view
+        self.wt: Worktree | None = None
+        self.workdir = Path(record.workdir or plan.req.cwd)
+        self.tmp_dir: Path | None = None
+        self.skills_dir = paths.bot_skills_dir(plan.bot.name)
+        self.env: dict[str, str] = {}
+        self.sandbox: SandboxPolicy | None = None
+
+    @property
+    def isolated(self) -> bool:
+        return self.wt is not None
+
+    def open(self) -> None:
+        """Set everything up; what was created before a failure is still torn down by `close`."""
+        plan, rec = self.plan, self.record
+        for run_id in mark_dead_runs(plan.bot.name, rec.project):
+            self.view.line(f"· run {run_id} of {plan.bot.name} had died without finishing: marked failed")
+        if plan.use_worktree and plan.repo is not None:
+            from openbot.git.worktree import create_worktree, reopen_branch, sweep_dead
+
+            for swept in sweep_dead(plan.repo):
+                self.view.line(f"· recovered a worktree left by a dead run: {swept}")
+                if swept.bot != "?" and swept.run_id != "?":
+                    mark_dead(swept.bot, swept.run_id, swept.wip_sha)
+            if plan.resume is not None:
+                if rec.empty_branch_deleted:
+                    from openbot.git.gitops import run_git
+
+                    run_git(plan.repo.workdir, "branch", rec.branch, rec.base_commit)
+                    rec.empty_branch_deleted = False
+                self.wt = reopen_branch(plan.repo, rec.branch, plan.bot.name, rec.run_id)
+            else:
+                self.wt = create_worktree(
+                    plan.repo, plan.bot.name, rec.run_id, with_changes=plan.req.with_changes
+                )
+                rec.branch, rec.base_commit = self.wt.branch, self.wt.base_commit
+                rec.base = self.wt.base_ref.removeprefix("refs/heads/") or self.wt.base_commit[:12]
+            self.workdir = self.wt.path
+        else:
+            self.workdir = plan.repo.workdir if plan.repo is not None else plan.req.cwd
+            if plan.repo is not None:
+                rec.branch = rec.branch or current_branch(plan.repo.git_dir)
+        rec.workdir = str(self.workdir)
+        rec.save()
+        self.tmp_dir = Path(tempfile.mkdtemp(prefix="openbot-run-"))
+        rec.tmp_dir = str(self.tmp_dir)  # a later run removes it should this one be killed
+        paths.make_private_dir(self.skills_dir)
+        self._confine()
+
+    def _confine(self) -> None:
+        from openbot.envpolicy import child_env
+        from openbot.sandbox import policy_for_run
+
+        config, repo = self.plan.config, self.plan.repo
+        assert self.tmp_dir is not None
+        self.sandbox = policy_for_run(
+            config.sandbox,
+            worktree=self.workdir,
+            common_dir=repo.common_dir if repo else None,
+            worktree_admin_dir=self.wt.admin_dir if self.wt else None,
+            tmp_dir=self.tmp_dir,
+            skills_dir=self.skills_dir,
+            network=config.network,
+            fallback=config.sandbox_fallback,
+        )
+        if self.sandbox.unconfined_warning:
+            self.view.line(f"!! WARNING: {self.sandbox.unconfined_warning}")
+        self.env = {
+            **child_env(os.environ, config.env_passthrough),
+            **git_identity_env(self.workdir, self.plan.bot.name),
+        }
+
+    def close(self, completion: dict[str, str] | None) -> str:
+        """Save and remove the worktree, apply the action; returns why that failed ("" when it did not)."""
+        wips = len(self.record.wip_commits)
+        failure = self._remove_worktree() if self.wt is not None else ""
+        if completion is not None and not failure:
+            action = completion["action"]
+            if action == "merge" and len(self.record.wip_commits) > wips:
+                # Only the bot's own commits are merged, never the scratch it left uncommitted.
+                failure = self._apply_action("review")
+                self.record.action_message = (
+                    f"not merged: the bot left uncommitted work (saved as WIP commit "
+                    f"{self.record.wip_commits[-1][:12]}); {self.record.action_message}"
+                )
+            else:
+                failure = self._apply_action(action)
+        elif not failure and self.wt is not None:
+            self._drop_if_empty(completed=False)
+        if self.tmp_dir is not None:
+            shutil.rmtree(self.tmp_dir, ignore_errors=True)
+        return failure
+
+    def _remove_worktree(self) -> str:
+        from openbot.git.worktree import remove_worktree
+
+        assert self.wt is not None
+        rec = self.record
+        message = f"openbot: WIP from {rec.bot} run {rec.run_id} ({rec.status}), saved when the run ended"
+        try:
+            sha = remove_worktree(self.wt, message)
+        except OpenbotError as e:
+            self.view.line(
+                f"!! could not remove the worktree {self.wt.path}: {e.one_line()} (work is left there)"
+            )
+            return e.one_line()
+        if sha:
+            rec.wip_commits.append(sha)
+            self.view.line(f"· uncommitted work saved as WIP commit {sha[:12]} on {rec.branch}")
+        return ""
+
+    def _apply_action(self, requested: str) -> str:
+        rec = self.record
+        if self.wt is None:
+            rec.action = "review" if requested != "discard" else "none"
+            rec.action_message = (
+                f"'{requested}' not applied: the run worked in {self.workdir} without a worktree"
+            )
+            return ""
+        from openbot.git.worktree import apply_action
+
+        assert self.plan.repo is not None  # a worktree implies a repository
+        if requested != "discard" and self._drop_if_empty(completed=True):
+            return ""
+        try:
+            outcome = apply_action(self.plan.repo, self.wt, requested)
+        except OpenbotError as e:
+            rec.action, rec.action_message = "review", f"{requested} failed: {e.one_line()}"
+            return rec.action_message
+        rec.action = requested if outcome.applied else "review"
+        rec.action_message = outcome.message
+        return ""
+
+    def _drop_if_empty(self, completed: bool) -> bool:
+        """A run that changed nothing deletes its branch, so nightly runs don't pile up empty branches.
+        An unfinished run can still be resumed: `--resume` recreates the branch at the same commit."""
+        from openbot.git.gitops import run_git
+
+        assert self.wt is not None and self.plan.repo is not None
+        cwd, branch, rec = self.plan.repo.workdir, self.wt.branch, self.record
+        ahead = run_git(
+            cwd, "rev-list", "--count", f"{self.wt.base_commit}..refs/heads/{branch}", check=False
+        )
+        if ahead.returncode != 0 or ahead.stdout.strip() != "0":
+            return False
+        run_git(cwd, "branch", "-D", branch)
+        if completed:
+            rec.action = "discard"
+            rec.action_message = f"no new commits over {rec.base}: deleted the empty branch {branch}"
+        else:
+            rec.empty_branch_deleted = True
+            self.view.line(f"· no commits on {branch}: deleted the empty branch (a resume recreates it)")
+        return True

@@ -1,1 +1,0 @@
-"""The agent's tools, registered in one place (`openbot.tools.registry`)."""

@@ -1,0 +1,61 @@
+"""The CLI's own promises: --version, completion, fast start, one-line errors unless OPENBOT_DEBUG=1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from openbot import __version__
+from tests.helpers import complete, make_bot, reply, run_cli
+
+HEAVY = ("anthropic", "pygit2", "frontmatter", "tomlkit", "rich.live")
+
+
+def test_version(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"openbot {__version__}"
+
+
+def test_shell_completion_script(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("--show-completion", "bash")
+    assert result.exit_code == 0 and "complete" in result.stdout and "openbot" in result.stdout
+
+
+def _modules_after(args: list[str], cwd: Path) -> set[str]:
+    code = (
+        "import sys, json\n"
+        "from openbot.cli.app import get_app\n"
+        f"try:\n    get_app()({args!r})\n"
+        "except SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return set(json.loads(out.stderr.strip().splitlines()[-1]))
+
+
+def test_everyday_commands_do_not_import_heavy_libraries(repo: Path) -> None:
+    make_bot("quick", [reply("", complete())])
+    for args in (["--help"], ["memory", "quick", "show"], ["history", "quick"]):
+        loaded = _modules_after(args, repo)
+        assert not [m for m in HEAVY if m in loaded], args
+
+
+def test_errors_are_one_line_unless_debugging(tmp_path: Path) -> None:
+    plain = run_cli("bots", "show", "nope", cwd=tmp_path)
+    assert (
+        plain.returncode == 2
+        and len(plain.stderr.strip().splitlines()) == 1
+        and "Traceback" not in plain.stderr
+    )
+    debug = run_cli("bots", "show", "nope", cwd=tmp_path, env={"OPENBOT_DEBUG": "1"})
+    assert "Traceback" in debug.stderr and "NotFoundError" in debug.stderr
+
+
+def test_a_filesystem_refusal_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    home_file = tmp_path / "not-a-dir"
+    home_file.write_text("")
+    out = run_cli("bots", "create", "q", cwd=tmp_path, env={"OPENBOT_HOME": str(home_file)})
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and "Not a directory" in out.stderr
