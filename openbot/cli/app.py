@@ -10,6 +10,7 @@ from typer.core import TyperGroup
 
 from openbot import __version__
 from openbot.errors import OpenbotError
+from openbot.views.escapes import visible
 
 
 def debug_enabled() -> bool:
@@ -25,7 +26,8 @@ class _OpenbotGroup(TyperGroup):
         except OpenbotError as e:
             if debug_enabled():
                 raise
-            typer.echo(f"openbot: error: {e.one_line()}", err=True)
+            # Messages may quote files the agent wrote (configs, skills, records): shown, not interpreted.
+            typer.echo(visible(f"openbot: error: {e.one_line()}"), err=True)
             raise typer.Exit(e.exit_code) from None
         except OSError as e:  # the filesystem said no (OPENBOT_HOME is a file, a disk is full, ...)
             if debug_enabled():

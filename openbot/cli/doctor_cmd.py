@@ -161,9 +161,11 @@ def all_checks() -> list[Check]:
 @app.command()
 def doctor() -> None:
     """Check that openbot can run here: OPENBOT_HOME, git, API key, sandbox, bot configs."""
+    from openbot.views.escapes import visible
+
     checks = all_checks()
     for check in checks:
-        typer.echo(check.line())
+        typer.echo(visible(check.line()))  # it may quote a config or skill the bot wrote
     failed = sum(c.status == "FAIL" for c in checks)
     if failed:
         typer.echo(f"{failed} check{'s' if failed > 1 else ''} failed", err=True)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from openbot.cli.app import app
+from openbot.views.escapes import visible, visible_json
 
 if TYPE_CHECKING:
     from openbot.state.history import SessionMeta
@@ -20,6 +21,11 @@ if TYPE_CHECKING:
 # Of one command's output the session view shows the first and the last lines (errors are usually at the
 # end); the rest is in events.jsonl and the full-output file.
 HEAD_LINES = TAIL_LINES = 10
+
+
+def _echo(text: str) -> None:
+    """Every line this command prints holds agent-written text (summaries, messages, command output)."""
+    typer.echo(visible(text))
 
 
 def _tokens(n: int) -> str:
@@ -52,22 +58,23 @@ def _row(m: SessionMeta) -> str:
 
 
 def _print_list(sessions: list[SessionMeta]) -> None:
-    typer.echo(
+    _echo(
         f"{'#':>5}  {'started (UTC)':<16}  {'time':>7}  {'tokens':>7}  {'status':<11}  {'action':<7}  summary"
     )
     for m in sessions:
-        typer.echo(_row(m))
+        _echo(_row(m))
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
+    return "\n".join(prefix + line for line in visible(text).split("\n"))
 
 
 def _command(e: dict[str, Any]) -> str:
     code = e.get("exit_code")
     status = f"exit {code}" if code is not None else ("timed out" if e.get("timed_out") else "killed")
     head = f"$ {e.get('command', '')}  [{status}, {e.get('duration_ms', 0) / 1000:.1f}s]"
-    body = _head_and_tail(str(e.get("output", "")).splitlines())
+    output = visible(str(e.get("output", "")))
+    body = _head_and_tail(output.split("\n") if output else [])
     if e.get("full_output_path"):
         body.append(f"(full output: {e['full_output_path']})")
     return head + ("\n" + _indent("\n".join(body)) if body else "")
@@ -138,16 +145,16 @@ def _field(key: str, value: Any) -> str:
 
 
 def _print_session(m: SessionMeta, events: list[dict[str, Any]]) -> None:
-    typer.echo(f"session {m.session_number} ({m.session_id})")
+    _echo(f"session {m.session_number} ({m.session_id})")
     fields = m.to_dict()
     fields["tokens"] = ", ".join(f"{k} {v:,}" for k, v in m.tokens.items()) + f" (total {m.total_tokens:,})"
     for key, value in fields.items():
         if key not in ("session_id", "session_number") and value not in ("", None, {}):
             # Continuation lines of a multi-line value stay in the value column.
-            typer.echo(f"  {key + ':':<18}" + _field(key, value).strip().replace("\n", "\n" + " " * 20))
-    typer.echo("")
+            _echo(f"  {key + ':':<18}" + _field(key, value).strip().replace("\n", "\n" + " " * 20))
+    _echo("")
     shown = [t for e in events if (t := _event_text(e)) is not None]
-    typer.echo("\n".join(shown) if shown else "(no events recorded)")
+    _echo("\n".join(shown) if shown else "(no events recorded)")
 
 
 @app.command()
@@ -193,17 +200,16 @@ def history(
         meta = store.get(session)
         events = list(read_events(store.events_path(meta.session_id)))
         if as_json:
-            typer.echo(
-                json.dumps({"metadata": meta.to_dict(), "events": events}, ensure_ascii=False, indent=2)
-            )
+            doc = {"metadata": meta.to_dict(), "events": events}
+            typer.echo(visible_json(json.dumps(doc, ensure_ascii=False, indent=2)))
         else:
             _print_session(meta, events)
         return
     sessions = store.recent(limit)
     if as_json:
-        typer.echo(json.dumps([m.to_dict() for m in sessions], ensure_ascii=False, indent=2))
+        typer.echo(visible_json(json.dumps([m.to_dict() for m in sessions], ensure_ascii=False, indent=2)))
     elif not sessions:
-        typer.echo(f"no sessions for {bot} in {proj.slug}")
+        _echo(f"no sessions for {bot} in {proj.slug}")
     else:
         _print_list(sessions)
 
@@ -237,7 +243,7 @@ def _export(store: Any, bot: str, session: str | None, fmt: str, output: Path | 
         ) from None
     except OSError as e:
         raise UsageError(f"cannot write {target}: {e.strerror}") from None
-    typer.echo(f"wrote {target}")
+    _echo(f"wrote {target}")
 
 
 def _write_page(target: Path, page: str, private: bool) -> None:

@@ -101,16 +101,18 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print {bot, project, path, entries} as JSON."),
 ) -> None:
     """Print every entry as `key: value`."""
+    from openbot.views.escapes import visible, visible_json
+
     bot, slug, store = _store(ctx, project)
     entries = store.load()
     if as_json:
         doc = {"bot": bot, "project": slug, "path": str(store.path), "entries": entries}
-        typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        typer.echo(visible_json(json.dumps(doc, ensure_ascii=False, indent=2)))
     elif not entries:
         typer.echo(f"no memory for {bot} in {slug}")
     else:
         for key, value in entries.items():
-            typer.echo(f"{key}: {value}")
+            typer.echo(visible(f"{key}: {value}"))  # the bot wrote them
 
 
 @memory_app.command("set")

@@ -107,7 +107,8 @@ def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
     if r.branch:
         lines.append(f"  branch {r.branch}" + (f" (from {r.base})" if r.base else ""))
     if r.summary:
-        lines.append(f"  summary: {r.summary.splitlines()[0][:200]}")
+        first = r.summary.split("\n", 1)[0]  # not splitlines: a `\r` in it is shown, not a line end
+        lines.append(f"  summary: {first[:200]}")
     if r.action:
         lines.append(f"  action: {r.action}" + (f" — {r.action_message}" if r.action_message else ""))
     if result.resume_command:

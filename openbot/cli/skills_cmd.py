@@ -16,6 +16,7 @@ import typer
 from openbot.cli.app import app
 from openbot.cli.bots_cmd import repo_root
 from openbot.errors import NotFoundError, UsageError
+from openbot.views.escapes import visible, visible_json
 
 skills_app = typer.Typer(name="skills", help="List, show, install and remove skills.", no_args_is_help=True)
 app.add_typer(skills_app)
@@ -75,7 +76,7 @@ def list_(
         for i in invalid
     ]
     if as_json:
-        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        typer.echo(visible_json(json.dumps(rows, ensure_ascii=False, indent=2)))
         return
     if not rows:
         typer.echo(f"no skills for {bot}" if bot else "no skills found")
@@ -83,7 +84,7 @@ def list_(
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         what = f"invalid: {r['error']}" if r["error"] else f"{r['description']}  ({r['path']})"
-        typer.echo(f"{r['name']:<{width}}  {r['source']:<7}  {what}")
+        typer.echo(visible(f"{r['name']:<{width}}  {r['source']:<7}  {what}"))
 
 
 @skills_app.command()
@@ -107,8 +108,9 @@ def show(
         hint = f"did you mean '{close[0]}'?" if close else f"skills: {', '.join(skills) or 'none'}"
         raise NotFoundError(f"no skill named '{name}'" + (f" for {bot}" if bot else ""), hint=hint)
     s = skills[name]
-    typer.echo(f"name: {s.name}\nsource: {s.source}\npath: {s.path}\ndescription: {s.description}\n")
-    typer.echo(s.body)
+    # A bot can write its own skills: their text is shown, never interpreted by the terminal.
+    typer.echo(visible(f"name: {s.name}\nsource: {s.source}\npath: {s.path}\ndescription: {s.description}\n"))
+    typer.echo(visible(s.body))
 
 
 @skills_app.command()

@@ -2,7 +2,8 @@
 
 The summary is what a maintainer reads the morning after a nightly run, so it answers at a glance:
 did it finish, where is the work (branch), what did it cost, what should I do (action, resume command).
-Every value is model- or user-derived text, so table cells are escaped for markdown.
+Every value is model- or user-derived text: control characters are shown (`\x1b`), table cells are escaped
+for markdown, and raw HTML and images are neutralised everywhere but inside code spans (which are inert).
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from openbot.views.escapes import visible
+
 _TRUE = ("true", "1", "yes")
 _STATUS_ICON = {0: "✅", 3: "⚠️"}  # exit codes: 0 completed, 3 stopped at a limit; anything else failed
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
 
 
 def in_ci(environ: Mapping[str, str]) -> bool:
@@ -20,15 +24,29 @@ def in_ci(environ: Mapping[str, str]) -> bool:
     return any(environ.get(name, "").strip().lower() in _TRUE for name in ("CI", "GITHUB_ACTIONS"))
 
 
+def _inert(text: str) -> str:
+    """Markdown text with no raw HTML (a tag, a comment, an autolink) and no image to load."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("![", "!\\[")
+
+
+def _prose(line: str) -> str:
+    """One line of the bot's own markdown: readable, but inert outside its code spans."""
+    out, pos = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        out += [_inert(line[pos : span.start()]), span.group()]
+        pos = span.end()
+    return "".join([*out, _inert(line[pos:])])
+
+
 def _cell(value: Any) -> str:
     """One markdown table cell: pipes escaped, newlines flattened, never empty."""
-    text = " ".join(str(value).split()) if value not in (None, "") else "—"
-    return text.replace("\\", "\\\\").replace("|", "\\|")
+    text = visible(" ".join(str(value).split())) if value not in (None, "") else "—"
+    return _inert(text.replace("\\", "\\\\").replace("|", "\\|"))
 
 
 def _code(value: Any) -> str:
     """Inline code that survives backticks inside the value (a longer fence, as CommonMark allows)."""
-    text = " ".join(str(value).split()).replace("|", "\\|")
+    text = visible(" ".join(str(value).split())).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if longest else ""
@@ -82,14 +100,18 @@ def step_summary_markdown(result: Mapping[str, Any]) -> str:
     if sessions:
         row("Sessions", ", ".join(_code(s) for s in sessions))
 
-    summary = str(result.get("summary") or "").strip()
+    summary = visible(str(result.get("summary") or "")).strip()
     lines += ["", "**Summary**", ""]
     # A blockquote keeps the bot's markdown readable while making clear whose words these are.
     lines += (
-        [f"> {line}" if line.strip() else ">" for line in summary.splitlines()] if summary else ["_none_"]
+        [f"> {_prose(line)}" if line.strip() else ">" for line in summary.split("\n")]
+        if summary
+        else ["_none_"]
     )
     if result.get("resume_command"):
-        lines += ["", "Continue this run:", "", "```sh", str(result["resume_command"]).strip(), "```"]
+        command = visible(str(result["resume_command"])).strip()
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", command)), default=0))
+        lines += ["", "Continue this run:", "", f"{fence}sh", command, fence]
     return "\n".join(lines) + "\n"
 
 

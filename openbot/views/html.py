@@ -2,7 +2,8 @@
 
 The page has inline CSS only (no scripts, no external assets) so it can be attached to a CI artifact,
 mailed, or opened from disk years later. Every string from metadata.json and events.jsonl is untrusted
-(model output, command output) and goes through `html.escape`; only the fixed markup here is raw.
+(model output, command output) and goes through `_e`: control characters spelled out (`\x1b`, as on the
+terminal), then `html.escape`; only the fixed markup here is raw.
 
     python -m openbot.views.html <session_dir> [-o page.html]
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from openbot.events import read_events
+from openbot.views.escapes import visible
 
 OUTPUT_EXCERPT_CHARS = 20_000  # a page stays readable; the full output is kept beside the session
 
@@ -49,7 +51,7 @@ summary{cursor:pointer;color:#5a6270}
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(visible(str(value)), quote=True)
 
 
 def _json(value: Any) -> str:

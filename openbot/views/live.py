@@ -10,10 +10,12 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from openbot import events as ev
+from openbot.views.escapes import visible
 
 
 def _first_line(text: str, limit: int = 160) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
+    text = visible(text).strip()
+    line = text.split("\n", 1)[0]
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -45,7 +47,7 @@ class LiveView:
         if self.broken:
             return
         try:
-            self.out.write(text)
+            self.out.write(visible(text))
             self.out.flush()
         except (OSError, ValueError):
             self.broken = True
@@ -63,7 +65,7 @@ class LiveView:
                 self._write(self.redact(t))
                 self._mid_text = True
             case ev.Message(text=t) if not self.stream_text:
-                for part in t.strip().splitlines():
+                for part in visible(t).strip().split("\n"):  # a `\r` is shown, not a line end
                     self.line(f"  │ {part}")
             case ev.Message():
                 self.line("")
@@ -111,17 +113,23 @@ class RichView(LiveView):
         self.console = console
         self.steps = 0
         self.activity = "starting"
-        self.status = console.status(self._status_text())
+        self.status = console.status(self._status_renderable())
         self.status.start()
 
     def _status_text(self) -> str:
-        return f"step {self.steps} · {self.activity} · {self._spent()}"
+        return visible(f"step {self.steps} · {self.activity} · {self._spent()}")
+
+    def _status_renderable(self) -> Any:
+        """The status line as rich Text: a string would be read as markup (`[link=…]` is an OSC 8 link)."""
+        from rich.text import Text
+
+        return Text(self._status_text())
 
     def line(self, text: str) -> None:
         if self.broken:
             return
         try:
-            self.console.print(self.redact(text), markup=False, highlight=False, soft_wrap=True)
+            self.console.print(visible(self.redact(text)), markup=False, highlight=False, soft_wrap=True)
         except (OSError, ValueError):
             self.broken = True
 
@@ -142,7 +150,7 @@ class RichView(LiveView):
                 self.activity = "between iterations"
             case _:
                 return
-        self.status.update(self._status_text())
+        self.status.update(self._status_renderable())
 
     def close(self) -> None:
         try:

@@ -145,7 +145,7 @@ class SessionHistoryTool:
 
 
 def _limit(input: dict[str, Any], default: int) -> int:
-    limit = input.get("limit", default)
+    limit: int = input.get("limit", default)
     if limit <= 0:
         raise ToolFailed(f"limit must be positive, got {limit}")
     return min(limit, MAX_LIMIT)
