@@ -235,7 +235,7 @@ class EventLog:
 
 
 def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield every intact record; a torn or undecodable last line is skipped, not an error."""
+    """Yield every intact record (a JSON object); torn, undecodable or non-object lines are skipped."""
     try:
         f = open(path, "rb")
     except FileNotFoundError:
@@ -245,6 +245,8 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
             if not raw.endswith(b"\n"):
                 return
             try:
-                yield json.loads(raw)
+                record = json.loads(raw)
             except ValueError:
                 continue
+            if isinstance(record, dict):  # a line of other JSON (a list, a string) is no event either
+                yield record

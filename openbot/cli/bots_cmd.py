@@ -1,7 +1,7 @@
 """`openbot bots list | create | show | delete | examples`: the bots in OPENBOT_HOME and the current repo.
 
-Bots committed in the current checkout (`.openbot/bots/`) are listed too and shadow home bots of the same
-name. The config parser is imported inside the commands so `openbot --help` stays fast.
+Bots committed in the current checkout (`.openbot/bots/`) are listed too; a home bot shadows a committed
+bot of the same name. The config parser is imported inside the commands so `openbot --help` stays fast.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print a JSON list 
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         what = f"invalid: {r['error']}" if r["error"] else f"{r['model']}  {r['description']}".rstrip()
-        mark = "  (shadowed by the repo's bot)" if r["shadowed"] else ""
+        mark = "  (shadowed by your home bot; --bot-source repo runs it)" if r["shadowed"] else ""
         typer.echo(f"{r['name']:<{width}}  {r['source']:<4}  {what}{mark}")
 
 

@@ -1,3 +1,11 @@
 """Imports every command module so each registers its commands on `app`."""
 
-from openbot.cli import bots_cmd, doctor_cmd, history_cmd, memory_cmd, run_cmd, skills_cmd  # noqa: F401
+from openbot.cli import (  # noqa: F401
+    bots_cmd,
+    doctor_cmd,
+    history_cmd,
+    memory_cmd,
+    run_cmd,
+    skills_cmd,
+    trust_cmd,
+)

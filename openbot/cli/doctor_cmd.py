@@ -92,7 +92,7 @@ def check_bots(repo_root: Path | None) -> Iterator[Check]:
             yield Check("FAIL", name, e.one_line())
             continue
         detail = f"{ref.config_path}" + (f", replays {script}" if script is not None else "")
-        yield Check("PASS", name, detail + (" (shadowed by the repo's bot)" if shadowed else ""))
+        yield Check("PASS", name, detail + (" (shadowed by your home bot)" if shadowed else ""))
 
 
 def _check_script(model: str, bot_dir: Path) -> Path | None:

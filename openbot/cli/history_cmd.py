@@ -111,6 +111,14 @@ def _event_text(e: dict[str, Any]) -> str | None:
     return None
 
 
+def _safe_event_text(e: dict[str, Any]) -> str | None:
+    """A damaged event (wrong types, hand-edited) is shown as damaged; the rest of the session still is."""
+    try:
+        return _event_text(e)
+    except (TypeError, ValueError, AttributeError, KeyError):
+        return f"[damaged {e.get('type', 'event')!s} event, seq {e.get('seq', '?')!s}]"
+
+
 def _budget(b: dict[str, Any]) -> str:
     """`$0.12 of $5.00, 12,345 tokens, 3.2 min` from `Budget.status()`."""
     cost = f"${b.get('cost_usd') or 0:.2f}"
@@ -153,7 +161,7 @@ def _print_session(m: SessionMeta, events: list[dict[str, Any]]) -> None:
             # Continuation lines of a multi-line value stay in the value column.
             _echo(f"  {key + ':':<18}" + _field(key, value).strip().replace("\n", "\n" + " " * 20))
     _echo("")
-    shown = [t for e in events if (t := _event_text(e)) is not None]
+    shown = [t for e in events if (t := _safe_event_text(e)) is not None]
     _echo("\n".join(shown) if shown else "(no events recorded)")
 
 

@@ -1,5 +1,8 @@
-"""Bots on disk: finding them (a repo's committed `.openbot/bots/<bot>` wins over `$OPENBOT_HOME/bots/<bot>`),
-creating them (from scratch or from a shipped example) and deleting them.
+"""Bots on disk: finding them, creating them (from scratch or from a shipped example) and deleting them.
+
+Where a repository commits a bot (`.openbot/bots/<bot>`) with the name of one of the user's own bots
+(`$OPENBOT_HOME/bots/<bot>`), the user's own bot is the one used: a freshly cloned repository must not
+replace it. `source="repo"` (`--bot-source repo`) picks the committed one; the other is always named.
 
 A name that exists nowhere is a NotFoundError suggesting close names — never a silently created bot.
 """
@@ -25,11 +28,15 @@ if (
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
+SOURCES = ("home", "repo")
+
+
 @dataclass(frozen=True)
 class BotRef:
     name: str
     config_path: Path
     source: str  # "repo" | "home"
+    other: Path | None = None  # the config of the same-named bot in the other source, not used
 
     def load(self) -> BotFile:
         from openbot.config.botconfig import load_bot_file
@@ -56,18 +63,29 @@ def _bots_in(root: Path, source: str) -> dict[str, BotRef]:
 
 
 def all_bots(repo_root: Path | None) -> dict[str, BotRef]:
-    """Every visible bot by name; repo-committed bots shadow home bots of the same name."""
-    bots = _bots_in(paths.bots_dir(), "home")
-    if repo_root is not None:
-        bots.update(_bots_in(paths.repo_bots_dir(repo_root), "repo"))
+    """Every visible bot by name; a home bot wins over a repo-committed bot of the same name."""
+    bots = _bots_in(paths.repo_bots_dir(repo_root), "repo") if repo_root is not None else {}
+    bots.update(_bots_in(paths.bots_dir(), "home"))
     return dict(sorted(bots.items()))
 
 
-def find_bot(name: str, repo_root: Path | None) -> BotRef:
+def find_bot(name: str, repo_root: Path | None, source: str | None = None) -> BotRef:
+    """The bot called `name`: the home one when both exist, unless `source` picks one ("home" | "repo")."""
     check_name(name)
+    if source is not None and source not in SOURCES:
+        raise UsageError(f"unknown bot source {source!r}", hint="use --bot-source home or --bot-source repo")
+    home = _bots_in(paths.bots_dir(), "home").get(name)
+    repo = _bots_in(paths.repo_bots_dir(repo_root), "repo").get(name) if repo_root is not None else None
+    chosen, other = (repo, home) if source == "repo" or home is None else (home, repo)
+    if source is not None and chosen is not None and chosen.source != source:
+        chosen, other = None, chosen
+    if chosen is not None:
+        return BotRef(chosen.name, chosen.config_path, chosen.source, other.config_path if other else None)
+    if source is not None and other is not None:
+        where = "committed in this repository" if source == "repo" else "in your OPENBOT_HOME"
+        hint = f"there is one at {other.config_path} (--bot-source {other.source})"
+        raise NotFoundError(f"no bot '{name}' {where}", hint=hint)
     bots = all_bots(repo_root)
-    if name in bots:
-        return bots[name]
     close = difflib.get_close_matches(name, list(bots), n=3)
     if close:
         hint = "did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
@@ -79,11 +97,12 @@ def find_bot(name: str, repo_root: Path | None) -> BotRef:
 
 
 def bots_by_source(repo_root: Path | None) -> list[tuple[BotRef, bool]]:
-    """Every bot config on disk as (ref, shadowed): home bots, then the repo's; a shadowed one is not used."""
+    """Every bot config on disk as (ref, shadowed): home bots, then the repo's; a shadowed one is used only
+    with `--bot-source repo` (a committed bot of a home bot's name)."""
     home = _bots_in(paths.bots_dir(), "home")
     repo = _bots_in(paths.repo_bots_dir(repo_root), "repo") if repo_root is not None else {}
-    rows = [(ref, name in repo) for name, ref in home.items()]
-    rows += [(ref, False) for ref in repo.values()]
+    rows = [(ref, False) for ref in home.values()]
+    rows += [(ref, name in home) for name, ref in repo.items()]
     return sorted(rows, key=lambda r: (r[0].name, r[0].source))
 
 

@@ -42,6 +42,34 @@ def _result_ids(message: Message) -> set[str]:
     }
 
 
+def _record(raw: bytes, path: Path, number: int) -> tuple[str, Message]:
+    """One line of conversation.jsonl as (op, message); ConfigError naming the line otherwise."""
+    why = ""
+    try:
+        rec = json.loads(raw)
+    except ValueError as e:  # UnicodeDecodeError included
+        rec, why = None, f"not JSON ({str(e).splitlines()[0]})"
+    if not why and not (isinstance(rec, dict) and rec.get("op", "append") in ("append", "replace_last")):
+        why = 'not an {"op": ..., "message": ...} record'
+    message = rec.get("message") if isinstance(rec, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    blocks_ok = isinstance(content, str) or (
+        isinstance(content, list) and all(isinstance(b, dict) for b in content)
+    )
+    role_ok = isinstance(message, dict) and message.get("role") in ("user", "assistant")
+    if not why and not (role_ok and blocks_ok):
+        why = "its message needs a role (user/assistant) and a content (text or a list of blocks)"
+    if why:
+        from openbot.errors import ConfigError
+
+        raise ConfigError(
+            f"{path}: line {number} is damaged: {why}",
+            hint="restore the file, or start a new run instead of resuming this one",
+        )
+    assert isinstance(rec, dict) and isinstance(message, dict)
+    return str(rec.get("op", "append")), message
+
+
 class Conversation:
     def __init__(self, path: Path | None = None, redact: Callable[[str], str] = lambda s: s) -> None:
         self.path = path
@@ -50,15 +78,23 @@ class Conversation:
 
     @classmethod
     def load(cls, path: Path, redact: Callable[[str], str] = lambda s: s) -> Conversation:
+        """Read a saved conversation; a damaged one is a ConfigError (exit 2), never replaced by an empty one.
+
+        Only a torn last line (a crash mid-write) is dropped: everything before it was fsynced whole."""
         conv = cls(path, redact)
-        from openbot.events import read_events, truncate_torn_tail  # the events' JSONL reader and repair
+        from openbot.events import truncate_torn_tail
 
         truncate_torn_tail(path)  # a crash mid-write: the next append must start on its own line
-        for rec in read_events(path):
-            if rec.get("op") == "replace_last" and conv.messages:
-                conv.messages[-1] = rec["message"]
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return conv
+        for number, raw in enumerate(data.splitlines(), 1):
+            op, message = _record(raw, path, number)
+            if op == "replace_last" and conv.messages:
+                conv.messages[-1] = message
             else:
-                conv.messages.append(rec["message"])
+                conv.messages.append(message)
         if conv.repair():
             conv._rewrite()
         return conv

@@ -5,22 +5,38 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
+import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from openbot import paths
-from openbot.errors import ConfigError, NotFoundError
+from openbot.errors import ConfigError, NotFoundError, UsageError
 from openbot.files import write_atomic
+
+RUN_ID_RE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4,32}$")
+_SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+STATUSES = ("running", "completed", "limit", "interrupted", "failed")
 
 
 def new_run_id() -> str:
     """Sortable and unique even for two runs started in the same second."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
+
+
+def check_run_id(run_id: str) -> str:
+    """Only openbot's own format: a run id becomes a path and a glob, so `../x` or `*` must never pass."""
+    if not RUN_ID_RE.match(run_id):
+        raise UsageError(
+            f"invalid run id {run_id!r}",
+            hint="run ids look like 20261122T101500Z-3fa2; `openbot history <bot>` lists the runs",
+        )
+    return run_id
 
 
 @dataclass
@@ -82,26 +98,99 @@ class RunRecord:
 
     @classmethod
     def load(cls, path: Path) -> RunRecord:
+        """Read and validate a run.json; ConfigError (exit 2, one line naming the file and key) otherwise."""
         try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise ConfigError(f"{path}: unreadable run record: {e}") from e
+            data: dict[str, Any] = json.loads(path.read_bytes())
+        except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
+            raise ConfigError(f"{path}: unreadable run record: {str(e).splitlines()[0]}") from e
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: a run record must be a JSON object")
-        known = {f.name for f in dataclasses.fields(cls)}
-        try:
-            return cls(**{k: v for k, v in data.items() if k in known})
-        except TypeError as e:  # a required field is missing
-            raise ConfigError(f"{path}: incomplete run record: {e}") from e
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for name, value in values.items():
+            if not _has_type(value, str(known[name].type)):
+                raise ConfigError(
+                    f"{path}: run record key '{name}' has the wrong type: {_short(value)}",
+                    hint="this file is written by openbot only; restore it or delete the run's directory",
+                )
+        if "run_id" not in values:
+            raise ConfigError(f"{path}: incomplete run record: no 'run_id'")
+        _owner_from_place(path, values)
+        rec = cls(**values)
+        rec._check(path)
+        return rec
+
+    def _check(self, path: Path) -> None:
+        """What openbot itself writes: its run id format, a known status, and a branch of its own."""
+        problems = []
+        if not RUN_ID_RE.match(self.run_id) or path.parent.name != self.run_id:
+            problems.append(f"run_id {self.run_id!r} is not this directory's openbot run id")
+        if self.status not in STATUSES:
+            problems.append(f"status {self.status!r} is not one of {', '.join(STATUSES)}")
+        if self.use_worktree and self.branch and not _openbot_branch(self.branch):
+            problems.append(f"branch {self.branch!r} is not an openbot/ branch")
+        if self.base_commit and not _SHA_RE.match(self.base_commit):
+            problems.append(f"base_commit {self.base_commit!r} is not a commit id")
+        bad_wip = [w for w in self.wip_commits if not _SHA_RE.match(w)]
+        if bad_wip:
+            problems.append(f"wip_commits holds {bad_wip[0]!r}, not a commit id")
+        if problems:
+            raise ConfigError(
+                f"{path}: not a run record openbot wrote: {problems[0]}",
+                hint="restore it or delete the run's directory",
+            )
+
+
+def _owner_from_place(path: Path, values: dict[str, Any]) -> None:
+    """Where a record lives says whose it is: one naming another bot or project would be saved there."""
+    up = path.parents
+    if len(up) <= 4 or up[1].name != "runs" or up[3].name != "workspaces":
+        return
+    for key, where in (("project", up[2].name), ("bot", up[4].name)):
+        if values.setdefault(key, where) != where:
+            raise ConfigError(
+                f"{path}: run record key '{key}' is {values[key]!r}, but the record lives under {where!r}",
+                hint="restore it or delete the run's directory",
+            )
+
+
+def _openbot_branch(branch: str) -> bool:
+    short = branch.removeprefix("refs/heads/")
+    parts = short.split("/")
+    return short.startswith("openbot/") and len(short) > 8 and ".." not in short and "" not in parts
+
+
+_SCALARS: dict[str, type | tuple[type, ...]] = {"str": str, "bool": bool, "float": (int, float), "int": int}
+
+
+def _has_type(value: Any, want: str) -> bool:
+    """Whether a JSON value fits a RunRecord field's annotation (bool is never an int here)."""
+    if want == "int | None":
+        return value is None or _has_type(value, "int")
+    if want == "list[str]":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if want == "dict[str, int]":
+        return isinstance(value, dict) and all(_has_type(v, "int") for v in value.values())
+    if want in ("int", "float") and isinstance(value, bool):
+        return False
+    return isinstance(value, _SCALARS[want])
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def run_files(bot: str, run_id: str = "*") -> list[Path]:
     """The run.json files of a bot's runs (one run id, or all) in every project."""
+    if run_id != "*":
+        check_run_id(run_id)  # never a glob or a path from outside
     return sorted((paths.bot_home(bot) / "workspaces").glob(f"*/runs/{run_id}/run.json"))
 
 
 def find_run(bot: str, project: str, run_id: str) -> RunRecord:
     """The run in this project, else in any project of this bot; NotFoundError (exit 2) otherwise."""
+    check_run_id(run_id)
     direct = paths.runs_dir(bot, project) / run_id / "run.json"
     if direct.is_file():
         return RunRecord.load(direct)
@@ -117,17 +206,23 @@ def mark_dead(bot: str, run_id: str, wip_sha: str | None) -> RunRecord | None:
     become `failed`, with the WIP commit that saved its work. Returns the record, if there is one."""
     from openbot.state.history import History
 
+    if not RUN_ID_RE.match(run_id):
+        return None  # not one of openbot's runs
     found = run_files(bot, run_id)
     if not found:
         return None
-    rec = RunRecord.load(found[0])
+    try:
+        rec = RunRecord.load(found[0])
+    except ConfigError:
+        return None  # a damaged record is left for the user to see in `history`, never rewritten
     if rec.status != "running":
         return rec
     why = "the openbot process died (killed or crashed); a later run recovered its worktree"
     rec.status, rec.reason = "failed", why + (f" as WIP commit {wip_sha[:12]}" if wip_sha else "")
     if wip_sha:
         rec.wip_commits.append(wip_sha)
-    if rec.tmp_dir and Path(rec.tmp_dir).name.startswith("openbot-run-"):
+    tmp = Path(rec.tmp_dir)
+    if rec.tmp_dir and tmp.name.startswith("openbot-run-") and tmp.parent == Path(tempfile.gettempdir()):
         shutil.rmtree(rec.tmp_dir, ignore_errors=True)
     history = History(paths.history_dir(bot, rec.project))
     for session_id in rec.session_ids[-1:]:

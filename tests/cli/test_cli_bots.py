@@ -47,7 +47,7 @@ def test_list_home_and_repo_bots_with_shadowing_and_invalid(cli, repo: Path) -> 
     assert r.exit_code == 0, r.output
     rows = {(row["name"], row["source"]): row for row in json.loads(r.stdout)}
     assert set(rows) == {("broken", "repo"), ("ci", "home"), ("ci", "repo"), ("solo", "home")}
-    assert rows[("ci", "home")]["shadowed"] is True and rows[("ci", "repo")]["shadowed"] is False
+    assert rows[("ci", "home")]["shadowed"] is False and rows[("ci", "repo")]["shadowed"] is True
     assert rows[("ci", "repo")]["model"] == "scripted:s.json"
     assert "unknown key 'max_iteratons'" in rows[("broken", "repo")]["error"]
     text = cli("bots", "list").stdout
@@ -161,11 +161,9 @@ def test_delete_refuses_repo_bot(cli, repo: Path) -> None:
 def test_delete_home_bot_shadowed_by_repo_bot(cli, repo: Path) -> None:
     cli("bots", "create", "ci", cwd=repo)
     committed = commit_bot(repo, "ci", "Review.\n")
-    r = cli("bots", "delete", "ci", "--yes")
-    assert r.exit_code == 2 and "pass --home" in r.stderr
-    r = cli("bots", "delete", "ci", "--home")  # still asks before deleting the home bot
+    r = cli("bots", "delete", "ci")  # the home bot is the one `ci` names; still asks first
     assert r.exit_code == 2 and "--yes" in r.stderr and paths.bot_home("ci").is_dir()
-    r = cli("bots", "delete", "ci", "--home", "--yes")
+    r = cli("bots", "delete", "ci", "--yes")
     assert r.exit_code == 0 and f"deleted {paths.bot_home('ci')}" in r.stdout
     assert not paths.bot_home("ci").exists() and committed.is_file()
 

@@ -153,29 +153,31 @@ def test_delete_refuses_repo_committed_bot(repo: Path) -> None:
 
 
 def test_delete_home_bot_shadowed_by_a_committed_one(repo: Path, openbot_home: Path) -> None:
-    # Bug fixed: the refusal did not say how to delete the home bot of the same name.
+    # The home bot wins over a committed bot of the same name, so `delete ci` means the home bot.
     bots.create_bot("ci")
     committed = repo / ".openbot" / "bots" / "ci" / "config.md"
     committed.parent.mkdir(parents=True)
     committed.write_text("Review.\n")
-    with pytest.raises(UsageError) as e:
-        bots.delete_bot("ci", repo)
-    assert "pass --home" in e.value.hint and str(openbot_home / "bots" / "ci") in e.value.hint
-    assert bots.delete_bot("ci", repo, home=True) == openbot_home / "bots" / "ci"
+    assert bots.delete_bot("ci", repo) == openbot_home / "bots" / "ci"
     assert not (openbot_home / "bots" / "ci").exists() and committed.is_file()
     with pytest.raises(NotFoundError, match="no home bot named 'ci'"):
         bots.delete_bot("ci", repo, home=True)
 
 
-def test_bots_by_source_marks_shadowed_home_bot(repo: Path) -> None:
+def test_a_home_bot_shadows_a_committed_bot_of_its_name(repo: Path, openbot_home: Path) -> None:
     bots.create_bot("ci")
     bots.create_bot("solo")
     committed = repo / ".openbot" / "bots" / "ci" / "config.md"
     committed.parent.mkdir(parents=True)
     committed.write_text("Review.\n")
     rows = [(ref.name, ref.source, shadowed) for ref, shadowed in bots.bots_by_source(repo)]
-    assert rows == [("ci", "home", True), ("ci", "repo", False), ("solo", "home", False)]
-    assert bots.find_bot("ci", repo).source == "repo"
+    assert rows == [("ci", "home", False), ("ci", "repo", True), ("solo", "home", False)]
+    ref = bots.find_bot("ci", repo)
+    assert ref.source == "home" and ref.other == committed
+    assert bots.find_bot("ci", repo, "repo").config_path == committed
+    with pytest.raises(NotFoundError, match="no bot 'solo' committed in this repository"):
+        bots.find_bot("solo", repo, "repo")
+    assert bots.all_bots(repo)["ci"].source == "home"
 
 
 def write_run(bot: str, run_id: str, **fields: object) -> Path:
