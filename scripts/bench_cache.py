@@ -2,8 +2,8 @@
 
 The real backend and SDK send a growing tool-use conversation (a ~6k-token system prompt, the real tool
 specs, each call adding an assistant tool_use and a user tool_result of a few hundred tokens) to
-`openbot.testing.fakeapi.FakeAnthropic`, whose cache simulation reports what the API would read from and write to
-its prompt cache. Prints a markdown table and the input cost with caching relative to none.
+`openbot.testing.fakeapi.FakeAnthropic`, whose cache simulation reports what the API would read from and
+write to its prompt cache. Prints a markdown table and the input cost with caching relative to none.
 
 Usage: python scripts/bench_cache.py [calls] [model]
 """

@@ -374,8 +374,7 @@ def test_unreadable_file_is_config_error(tmp_path: Path) -> None:
     "line", ['env_passthrough = ["*"]', 'shipped_skills = ["nonexistent"]', "max_repeats = 1"]
 )
 def test_run_refuses_bad_values_before_creating_anything(repo: Path, line: str) -> None:
-    from tests.helpers import git
-    from tests.helpers import complete, make_bot, reply, run_cli
+    from tests.helpers import complete, git, make_bot, reply, run_cli
 
     bot_dir = make_bot("early", [reply("", complete())], config=line)
     out = run_cli("run", "early", cwd=repo)

@@ -143,8 +143,9 @@ def test_resume_continues_branch_conversation_and_numbering(repo: Path) -> None:
 
 def test_unknown_resume_id_is_exit_2(repo: Path) -> None:
     make_bot("r2", [reply("x")])
-    out = run_cli("run", "r2", "--resume", "nope", cwd=repo)
-    assert out.returncode == 2 and "no run 'nope'" in out.stderr and "Traceback" not in out.stderr
+    out = run_cli("run", "r2", "--resume", "20260101T000000Z-0000", cwd=repo)
+    assert out.returncode == 2 and "no run '20260101T000000Z-0000'" in out.stderr
+    assert "Traceback" not in out.stderr
 
 
 def test_anthropic_model_without_key_fails_before_creating_anything(repo: Path) -> None:

@@ -24,7 +24,7 @@ def test_trust_records_the_hash_and_a_change_needs_trust_again(repo: Path, openb
     commit(repo, ".openbot/skills/style.md", "Use tabs.\n")
     proc = run_cli("trust", "ci", cwd=repo)
     assert proc.returncode == 0, proc.stderr
-    assert 'trusted bot:ci' in proc.stdout and 'sandbox "danger-full-access", network on' in proc.stdout
+    assert "trusted bot:ci" in proc.stdout and 'sandbox "danger-full-access", network on' in proc.stdout
     assert "trusted skills" in proc.stdout  # the repository's skills it brings
     (record,) = (openbot_home / "trust").glob("*.json")
     assert (record.stat().st_mode & 0o077) == 0
