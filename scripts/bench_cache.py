@@ -90,8 +90,13 @@ def run(calls: int, model: str) -> list[Usage]:
 
 def input_cost(model: str, u: Usage, cached: bool) -> float:
     if cached:
-        return cost_usd(model, Usage(u.input_tokens, 0, u.cache_read_tokens, u.cache_write_tokens))
-    return cost_usd(model, Usage(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens))
+        usage = Usage(u.input_tokens, 0, u.cache_read_tokens, u.cache_write_tokens)
+    else:
+        usage = Usage(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens)
+    cost = cost_usd(model, usage)
+    if cost is None:
+        raise SystemExit(f"no known price for {model!r}: pick a model in openbot.agent.models.pricing")
+    return cost
 
 
 def main() -> None:

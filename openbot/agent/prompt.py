@@ -1,8 +1,9 @@
 """Building what the model reads: a stable system prompt and a per-iteration prompt.
 
-Cache-friendly order: everything that stays the same across a run's iterations (bot instructions, the
-repo's AGENTS.md/CLAUDE.md, skills, operating instructions) is the system prompt, byte-stable, with no
-timestamps or counters. What changes (status, memory, recent sessions, user input, the task) goes into
+Append-only: the system prompt (bot instructions, the repo's AGENTS.md/CLAUDE.md, skills, operating
+instructions) is built once when a run starts and kept for the whole run, resumes included — thinking
+blocks are bound to it byte for byte. What changes (status, memory, recent sessions, user input, the
+task, and AGENTS.md/CLAUDE.md or skills that changed since the run started: `changes_note`) goes into
 the iteration's user message, last.
 """
 
@@ -94,6 +95,7 @@ class IterationState:
     task: str = ""
     iteration: int = 1
     max_iterations: int = 0
+    changes: str = ""  # changes_note(): instructions that changed since the system prompt was built
 
 
 def iteration_prompt(st: IterationState) -> str:
@@ -127,7 +129,36 @@ def iteration_prompt(st: IterationState) -> str:
         )
     else:
         out.append("(none: this is the first session)")
+    if st.changes:
+        out.append(st.changes)
     if st.user_input:
         out.append("# Input from the user\n" + "\n".join(st.user_input))
     out.append("# Task\n" + (st.task.strip() or "Carry on with your instructions."))
     return "\n\n".join(out) + "\n"
+
+
+def instructions_snapshot(parts: PromptParts) -> dict[str, str]:
+    """The parts of the system prompt that can change during a run: repo docs and skills, by name."""
+    snap = {name: text for name, text in repo_docs(parts.repo_root)}
+    for s in parts.skills:
+        snap[f"skill {s.name}"] = (f"{s.description}\n\n" if s.description else "") + s.body.strip()
+    return snap
+
+
+def changes_note(started: dict[str, str], now: dict[str, str]) -> str:
+    """What changed in the repo docs and skills since the run's system prompt was built, as a prompt
+    section ("" when nothing did). The system prompt itself is never rebuilt mid-run."""
+    lines: list[str] = []
+    for name in sorted(set(started) | set(now)):
+        before, after = started.get(name), now.get(name)
+        if before == after:
+            continue
+        what = name if name.startswith("skill ") else f"the repository's {name}"
+        if after is None:
+            lines.append(f"## {what} was removed (ignore what your system prompt says of it)")
+        else:
+            verb = "was added" if before is None else "changed"
+            lines.append(f"## {what} {verb}; its current text (it replaces your system prompt's):\n{after}")
+    if not lines:
+        return ""
+    return "# Changes since this run started\n" + "\n\n".join(lines)

@@ -25,6 +25,8 @@ from openbot.errors import ConfigError, UsageError
 DEFAULT_MODEL = "claude-sonnet-5-5"
 SANDBOX_MODES = ("workspace-write", "read-only", "danger-full-access")
 ACTIONS = ("merge", "review", "discard")
+EFFORTS = ("", "low", "medium", "high", "xhigh", "max")
+CACHE_TTLS = ("auto", "5m", "1h")
 
 
 WEEK_SECS = 7 * 24 * 3600
@@ -90,6 +92,29 @@ class BotConfig:
     max_tokens: int = _f(0, "Stop the run at this many tokens (all kinds); 0 means no limit.")
     max_minutes: float = _f(0.0, "Stop the run after this wall time; 0 means no limit.")
     shipped_skills: list[str] = _f([], 'Skills shipped with openbot to include, by name; ["*"] means all.')
+    # The model's knobs (openbot.agent.models.base.ModelOptions).
+    max_output_tokens: int = _f(
+        32_000,
+        "Output limit of one model call (thinking counts toward it).",
+        allowed=Range(1024, high=300_000),
+    )
+    effort: str = _f("", 'How much effort the model spends; "" = the model\'s default.', EFFORTS)
+    thinking: str = _f("", 'Thinking: "" (the model\'s default), "off", "adaptive", or a budget in tokens.')
+    cache_ttl: str = _f(
+        "auto",
+        "Prompt-cache TTL; auto = 1h when a command timeout or sleep_secs passes 5 minutes.",
+        CACHE_TTLS,
+    )
+    api_patience_minutes: float = _f(
+        30,
+        "How long an unavailable API (429/529/5xx, cut or stalled streams) is waited out.",
+        allowed=Range(0, high=WEEK_SECS / 60),
+    )
+    stall_timeout_secs: float = _f(
+        90,
+        "Silence on a model stream longer than this is a stall (the call is re-sent).",
+        allowed=Range(1, high=3600),
+    )
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -148,6 +173,15 @@ def _check_model(model: str, source: str) -> None:
             f"{source}: key 'model' is {toml_value(model)}, which names no script file",
             hint='write model = "scripted:<path to a JSON script>"',
         )
+
+
+def _check_thinking(value: str, source: str) -> None:
+    if value in ("", "off", "adaptive") or (value.isdigit() and int(value) >= 1024):
+        return
+    raise ConfigError(
+        f"{source}: key 'thinking' has unknown value {toml_value(value)}",
+        hint='use "off", "adaptive", a budget of 1024 tokens or more (e.g. "8000"), or "" for the default',
+    )
 
 
 def _check_env_passthrough(entries: list[str], source: str) -> None:
@@ -226,6 +260,7 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
     # Checked here, not mid-run, so `bots show`, `doctor` and `run` all refuse them before anything starts.
     _check_model(values.get("model", DEFAULT_MODEL), source)
     _check_env_passthrough(values.get("env_passthrough", []), source)
+    _check_thinking(values.get("thinking", ""), source)
     _check_shipped_skills(values.get("shipped_skills", []), source)
     return BotConfig(**values)
 

@@ -1,46 +1,47 @@
-"""The Anthropic backend: one streamed Messages API call per step, with prompt caching and fault retries.
+"""The Anthropic backend: one streamed Messages API call per step, with prompt caching and patience.
 
-The SDK retries HTTP 429/5xx/529 and failed connections itself; errors after the response has started
-(a cut connection, an `event: error` frame, a stream ending without `message_stop`) it never retries, so
-this backend re-sends the whole request with backoff. A partial reply is discarded: only a complete
-reply is returned, and the turn engine runs tools only from complete replies, so no tool runs twice.
+openbot does every retry itself (the SDK's own retries are off), so each wait honours `retry-after(-ms)`
+and `x-should-retry`, is an event, and fits the run's budgets (see `outage`). Errors after the
+response has started (a cut connection, an `event: error` frame, a stream ending without
+`message_stop`, silence longer than the read timeout) re-send the whole request. A partial reply is
+discarded: only a complete reply is returned, so no tool runs twice or from half a reply.
 
-Prompt caching uses explicit breakpoints (at most 4): the last tool, the system block, the newest
-message and the user message before it, which ended the previous request, so each call reads the
-previous call's prefix from the cache. The caller's messages are copied, never marked.
+Stop reasons (docs: "Stop reasons and fallback"): a reply cut at `max_tokens` (or by the context window)
+that holds a tool call or nothing usable is asked again with twice the output limit, up to the model's
+maximum, with a `Notice`; whatever is still cut is returned as `truncated` for the turn to handle.
+`refusal` comes back with its `stop_details`; tool input that is not JSON comes back as a `defect`.
 """
 
 from __future__ import annotations
 
-import copy
 import os
-import time
+import re
 from typing import Any
 
-from openbot.agent.models.base import ModelReply, ModelRequest, Usage
-from openbot.agent.models.pricing import cost_usd
+from openbot.agent.models.base import TRUNCATED, ModelOptions, ModelReply, ModelRequest, PromptTooLong, Usage
+from openbot.agent.models.outage import Outage, Patience, retry_after
+from openbot.agent.models.params import build_params
+from openbot.agent.models.pricing import price_usage
 from openbot.errors import ModelError, UsageError
-from openbot.events import EventSink, Retry, TextDelta
+from openbot.events import EventSink, Notice, TextDelta
 
-EPHEMERAL = {"type": "ephemeral"}
 KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-SDK_MAX_RETRIES = 2  # the SDK's default, stated so the retry budget is visible here
 KEY_HINT = "check ANTHROPIC_API_KEY: it must be a valid key for this API"
-UNMARKABLE = ("thinking", "redacted_thinking")
-
-
-class _Transient(Exception):
-    """An attempt failed in a way a re-send may fix; `kind` names it for the user."""
-
-    def __init__(self, kind: str, detail: str) -> None:
-        super().__init__(f"{kind}: {detail}")
-        self.kind = kind
-        self.detail = detail
+OUTPUT_CEILING = 128_000  # the largest max_tokens a retry asks for, unless the model allows less
+TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
+BAD_TOOL_JSON = "Unable to parse tool parameter JSON"
 
 
 class AnthropicModel:
     def __init__(
-        self, model: str, *, max_attempts: int = 4, backoff_secs: float = 1.0, client: Any = None
+        self,
+        model: str,
+        *,
+        options: ModelOptions | None = None,
+        max_attempts: int = 0,
+        backoff_secs: float = 1.0,
+        client: Any = None,
+        max_output_tokens: int = OUTPUT_CEILING,
     ) -> None:
         if client is None and not any(os.environ.get(v) for v in KEY_VARS):
             raise UsageError(
@@ -48,8 +49,10 @@ class AnthropicModel:
                 hint='export ANTHROPIC_API_KEY=… or use model = "scripted:<path>" for an offline run',
             )
         self.model = model
-        self.max_attempts = max(1, max_attempts)
+        self.options = options or ModelOptions()
+        self.max_attempts = max_attempts  # 0: only patience and the budgets limit the attempts
         self.backoff_secs = backoff_secs
+        self.output_ceiling = max_output_tokens  # the model's own maximum (Models API), when known
         self._client = client
 
     @property
@@ -57,133 +60,156 @@ class AnthropicModel:
         if self._client is None:
             import anthropic  # slow (~2 s): only when a call is made
 
-            self._client = anthropic.Anthropic(max_retries=SDK_MAX_RETRIES)
+            self._client = anthropic.Anthropic(max_retries=0)
         return self._client
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
-        params = build_params(self.model, request)
+        """The reply to `request`; a truncated reply holding a tool call is asked again with more room."""
+        spent = Usage()
+        limit = min(request.max_tokens, self.output_ceiling)
+        while True:
+            reply = self._complete_once(request, limit, sink)
+            spent.add(reply.usage)
+            bigger = min(limit * 2, self.output_ceiling)
+            if not (reply.truncated and (reply.tool_uses or reply.empty) and bigger > limit):
+                reply.usage = spent
+                return reply
+            sink.emit(
+                Notice(
+                    kind="reply_truncated",
+                    message=f"the reply was cut at {limit:,} output tokens ({reply.stop_reason}) with an "
+                    f"unfinished tool call; nothing in it was run; asking again with {bigger:,}",
+                    data={"max_tokens": limit, "retry_max_tokens": bigger, "stop_reason": reply.stop_reason},
+                )
+            )
+            limit = bigger
+
+    def _complete_once(self, request: ModelRequest, max_tokens: int, sink: EventSink) -> ModelReply:
+        request = ModelRequest(request.system, request.tools, request.messages, max_tokens, request.deadline)
+        params = build_params(self.model, request, self.options)
         failed = Usage()  # billed by attempts that broke mid-stream
-        for attempt in range(1, self.max_attempts + 1):
+        patience = Patience(
+            self.options.patience_secs,
+            request.deadline,
+            max_attempts=self.max_attempts,
+            backoff_secs=self.backoff_secs,
+        )
+        while True:
             billed = Usage()
             try:
-                reply = self._attempt(params, sink, billed)
+                reply = self._attempt(params, sink, billed, patience)
             except Exception as e:
                 failed.add(self._priced(billed))
-                transient = self._classify(e, failed)
-                if attempt == self.max_attempts:
-                    raise ModelError(
-                        f"the API stayed {transient.kind} after {attempt} attempts ({transient.detail})",
-                        hint="the API may be down or overloaded; try again later",
-                        usage=failed,
-                    ) from e
-                wait = self.backoff_secs * 2 ** (attempt - 1)
-                sink.emit(Retry(attempt=attempt, cause=_scrub(str(transient)), wait_secs=wait))
-                time.sleep(wait)
+                patience.wait(self._classify(e, failed), sink, failed)
                 continue
             reply.usage.add(failed)
             return reply
-        raise AssertionError("unreachable")
 
-    def _attempt(self, params: dict[str, Any], sink: EventSink, billed: Usage) -> ModelReply:
+    def _attempt(
+        self, params: dict[str, Any], sink: EventSink, billed: Usage, patience: Patience
+    ) -> ModelReply:
         """One streamed call; `billed` follows the usage the API reports, so a broken stream still counts."""
-        with self.client.messages.stream(**params) as stream:
-            # Raw events only: the stream also yields helper `text` events, which would double the text.
-            for event in stream:
-                if event.type == "message_start":
-                    _copy_usage(event.message.usage, billed)
-                elif event.type == "message_delta":
-                    billed.output_tokens = event.usage.output_tokens
-                elif event.type == "content_block_delta" and event.delta.type == "text_delta":
-                    sink.emit(TextDelta(text=event.delta.text))
-            message = stream.get_final_message()
+        left = patience.remaining()
+        timeout = (
+            self.options.read_timeout_secs if left is None else min(self.options.read_timeout_secs, left)
+        )
+        tool_json: dict[int, str] = {}  # each tool call's input as streamed, checked strictly at the end
+        try:
+            with self.client.messages.stream(**params, timeout=timeout) as stream:
+                # Raw events only: the stream also yields helper `text` events, which would double the text.
+                for event in stream:
+                    if event.type == "message_start":
+                        _copy_usage(event.message.usage, billed)
+                    elif event.type == "message_delta":
+                        billed.output_tokens = event.usage.output_tokens
+                    elif event.type == "content_block_delta" and event.delta.type == "text_delta":
+                        sink.emit(TextDelta(text=event.delta.text))
+                    elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+                        tool_json[event.index] = tool_json.get(event.index, "") + event.delta.partial_json
+                    patience.remaining()  # a trickling stream does not outlive the wall-time budget
+                message = stream.get_final_message()
+        except ValueError as e:  # the SDK could not parse the model's tool input: the model's fault
+            if BAD_TOOL_JSON not in str(e):
+                raise
+            return self._defect(billed, f"a tool call's input is not valid JSON: {e}")
         if message.stop_reason is None:
-            raise _Transient("unavailable", "the stream ended before message_stop")
+            raise Outage("unavailable", "the stream ended before message_stop")
+        bad = _bad_tool_json(tool_json)
+        if bad and message.stop_reason not in TRUNCATED:  # a cut input is the truncation's, handled there
+            return self._defect(billed, f"a tool call's input is not valid JSON: {bad}")
         usage = Usage()
         _copy_usage(message.usage, usage)
+        details = message.stop_details.model_dump(mode="json") if message.stop_details else None
         return ModelReply(
             content=[b for b in (_plain_block(block) for block in message.content) if b],
             stop_reason=message.stop_reason,
             usage=self._priced(usage),
             model=message.model or self.model,
+            stop_details=details,
         )
 
-    def _priced(self, usage: Usage) -> Usage:
-        usage.cost_usd = cost_usd(self.model, usage)
-        return usage
+    def _defect(self, billed: Usage, why: str) -> ModelReply:
+        return ModelReply([], "tool_use", self._priced(billed), self.model, defect=_scrub(why)[:500])
 
-    def _classify(self, e: Exception, failed: Usage) -> _Transient:
+    def _priced(self, usage: Usage) -> Usage:
+        return price_usage(self.model, usage)
+
+    def _classify(self, e: Exception, failed: Usage) -> Outage:
         """A retryable cause, or raise ModelError at once for errors a re-send cannot fix."""
         import anthropic
         import httpx2
 
-        if isinstance(e, _Transient):
+        if isinstance(e, Outage):
             return e
         if isinstance(e, anthropic.APIStatusError):
-            status, kind, message = e.status_code, _error_type(e), _error_message(e)
-            if status in (401, 403):
-                raise ModelError(
-                    f"the API refused the credentials (HTTP {status} {kind}): {message}",
-                    hint=KEY_HINT,
-                    usage=failed,
-                ) from None
-            if kind == "overloaded_error" or status == 529:
-                where = "mid-stream" if status == 200 else f"HTTP {status}"
-                return _Transient("overloaded", f"{kind} {where}")
-            if status == 429:
-                return _Transient("rate limited", f"HTTP 429 {kind}: {message}")
-            if status >= 500 or status in (408, 409) or status == 200:
-                where = "mid-stream" if status == 200 else f"HTTP {status}"
-                return _Transient("unavailable", f"server error {where} {kind}: {message}")
-            raise ModelError(
-                f"the API rejected the request (HTTP {status} {kind}): {message}", usage=failed
-            ) from None
+            return _classify_status(e, failed)
         if isinstance(e, anthropic.APITimeoutError | httpx2.TimeoutException):
-            return _Transient("unavailable", "timed out waiting for the API")
+            return Outage("unavailable", "no data from the API within the read timeout (a stalled stream)")
         if isinstance(e, anthropic.APIConnectionError | httpx2.TransportError):
-            return _Transient("unavailable", f"connection dropped ({type(e).__name__}: {_scrub(str(e))})")
+            return Outage("unavailable", f"connection dropped ({type(e).__name__}: {_scrub(str(e))})")
         raise e
 
 
-def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
-    """The `messages.stream` kwargs for `request`, with cache breakpoints on copies of its data."""
-    params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens}
-    if request.tools:
-        tools = [t.to_api() for t in request.tools]
-        tools[-1] = {**tools[-1], "cache_control": dict(EPHEMERAL)}
-        params["tools"] = tools
-    if request.system:
-        params["system"] = [{"type": "text", "text": request.system, "cache_control": dict(EPHEMERAL)}]
-    params["messages"] = marked_messages(request.messages)
-    return params
+def _classify_status(e: Any, failed: Usage) -> Outage:
+    status, kind, message = e.status_code, _error_type(e), _error_message(e)
+    headers = getattr(getattr(e, "response", None), "headers", None)
+    should_retry = headers.get("x-should-retry") if headers is not None else None
+    too_long = TOO_LONG.search(message)
+    if status == 400 and too_long:
+        raise PromptTooLong(
+            f"the API rejected the request: {message}", int(too_long[1]), int(too_long[2]), usage=failed
+        ) from None
+    if status in (401, 403):
+        raise ModelError(
+            f"the API refused the credentials (HTTP {status} {kind}): {message}", hint=KEY_HINT, usage=failed
+        ) from None
+    where = "mid-stream" if status == 200 else f"HTTP {status}"
+    transient = status >= 500 or status in (408, 409, 429) or status == 200 or kind == "overloaded_error"
+    if should_retry == "false" or not (transient or should_retry == "true"):
+        why = " (the API said not to retry)" if transient else ""
+        raise ModelError(
+            f"the API rejected the request ({where} {kind}): {message}{why}", usage=failed
+        ) from None
+    wait = retry_after(headers)
+    if kind == "overloaded_error" or status == 529:
+        return Outage("overloaded", f"{kind} {where}", wait)
+    if status == 429:
+        return Outage("rate limited", f"HTTP 429 {kind}: {message}", wait)
+    return Outage("unavailable", f"server error {where} {kind}: {message}", wait)
 
 
-def marked_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A deep copy with block-list content and breakpoints on the newest message and the user message
-    before it; any other marker is dropped, so the request never carries more than 4."""
-    out = copy.deepcopy(messages)
-    for msg in out:
-        content = msg.get("content")
-        if isinstance(content, str):
-            # Always blocks, never a bare string: the cached prefix must be byte-stable across calls.
-            msg["content"] = [{"type": "text", "text": content}]
-        elif isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict):
-                    block.pop("cache_control", None)
-    if not out:
-        return out
-    newest = len(out) - 1
-    previous_user = next((i for i in range(newest - 1, -1, -1) if out[i].get("role") == "user"), None)
-    for i in (newest, previous_user):
-        if i is not None:
-            _mark_last_block(out[i])
-    return out
+def _bad_tool_json(streamed: dict[int, str]) -> str:
+    """The first streamed tool input that strict JSON parsing rejects (the SDK parses leniently), or ""."""
+    import json
 
-
-def _mark_last_block(msg: dict[str, Any]) -> None:
-    blocks = [b for b in msg.get("content") or [] if isinstance(b, dict) and b.get("type") not in UNMARKABLE]
-    if blocks and not (blocks[-1].get("type") == "text" and not blocks[-1].get("text")):
-        blocks[-1]["cache_control"] = dict(EPHEMERAL)
+    for text in streamed.values():
+        try:
+            value = json.loads(text) if text else {}
+        except ValueError as e:
+            return f"{e}: {text[:200]}"
+        if not isinstance(value, dict):
+            return f"not an object: {text[:200]}"
+    return ""
 
 
 def _plain_block(block: Any) -> dict[str, Any] | None:
@@ -192,7 +218,7 @@ def _plain_block(block: Any) -> dict[str, Any] | None:
         return {"type": "text", "text": block.text} if block.text else None
     if block.type == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    if block.type == "thinking":  # must be sent back unchanged in a tool-use loop
+    if block.type == "thinking":  # sent back exactly as received, signature included
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     if block.type == "redacted_thinking":
         return {"type": "redacted_thinking", "data": block.data}
@@ -204,6 +230,8 @@ def _copy_usage(api_usage: Any, usage: Usage) -> None:
     usage.output_tokens = api_usage.output_tokens or 0
     usage.cache_read_tokens = api_usage.cache_read_input_tokens or 0
     usage.cache_write_tokens = api_usage.cache_creation_input_tokens or 0
+    creation = getattr(api_usage, "cache_creation", None)
+    usage.cache_write_1h_tokens = (getattr(creation, "ephemeral_1h_input_tokens", 0) or 0) if creation else 0
 
 
 def _error_body(e: Any) -> dict[str, Any]:

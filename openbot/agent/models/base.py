@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from openbot.errors import ModelError
 from openbot.events import EventSink
 
 
@@ -31,13 +32,22 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    cache_write_1h_tokens: int = 0  # the part of cache_write_tokens written with the 1-hour TTL
+    cost_known: bool = True  # False once any call was priced without a known price (shown as "?")
 
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.cache_read_tokens += other.cache_read_tokens
         self.cache_write_tokens += other.cache_write_tokens
+        self.cache_write_1h_tokens += other.cache_write_1h_tokens
         self.cost_usd += other.cost_usd
+        self.cost_known = self.cost_known and other.cost_known
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The size of the request as the API counted it (input + cache read + cache write)."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
     @property
     def total_tokens(self) -> int:
@@ -52,22 +62,52 @@ class Usage:
         }
 
 
+@dataclass(frozen=True)
+class ModelOptions:
+    """The knobs of a model call (config keys of the same names; see openbot.config.botconfig)."""
+
+    max_output_tokens: int = 32_000  # thinking counts toward it
+    effort: str = ""  # "" = the model's default, else low | medium | high | xhigh | max
+    thinking: str = ""  # "" = the model's default, "off", "adaptive", or a budget in tokens ("8000")
+    cache_ttl: str = "5m"  # "5m" | "1h"
+    patience_secs: float = 1800.0  # how long outages (429/529/5xx/cut or stalled streams) are waited out
+    read_timeout_secs: float = 90.0  # silence on a stream longer than this is a stall
+
+
 @dataclass
 class ModelRequest:
     system: str
     tools: list[ToolSpec]
     messages: list[dict[str, Any]]
     max_tokens: int = 8192
+    deadline: float | None = None  # time.monotonic() when the wall-time budget runs out
+
+
+TRUNCATED = ("max_tokens", "model_context_window_exceeded")
 
 
 @dataclass
 class ModelReply:
-    """One complete assistant message: content blocks (text / tool_use), why it stopped, what it cost."""
+    """One complete assistant message: content blocks (thinking / text / tool_use) exactly as received,
+    why it stopped, what it cost. `defect` says why the reply cannot be used as it is (e.g. tool input
+    that is not JSON); `stop_details` is the API's refusal detail (type, category, explanation)."""
 
     content: list[dict[str, Any]]
     stop_reason: str
     usage: Usage = field(default_factory=Usage)
     model: str = ""
+    stop_details: dict[str, Any] | None = None
+    defect: str = ""
+
+    @property
+    def truncated(self) -> bool:
+        """Cut at the output limit or the context window: a tool call in it may be incomplete."""
+        return self.stop_reason in TRUNCATED
+
+    @property
+    def empty(self) -> bool:
+        """Nothing usable: no text and no tool call (e.g. spent entirely on thinking)."""
+        return not self.text.strip() and not self.tool_uses
 
     @property
     def tool_uses(self) -> list[dict[str, Any]]:
@@ -86,7 +126,15 @@ class ModelBackend(Protocol):
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply: ...
 
 
-def load_backend(model: str) -> ModelBackend:
+class PromptTooLong(ModelError):
+    """The API said the prompt is over the model's window (HTTP 400 "prompt is too long: N > M")."""
+
+    def __init__(self, message: str, tokens: int, maximum: int, usage: Usage | None = None) -> None:
+        super().__init__(message, hint="openbot compacts the conversation and retries", usage=usage)
+        self.tokens, self.maximum = tokens, maximum
+
+
+def load_backend(model: str, options: ModelOptions | None = None) -> ModelBackend:
     """`scripted:<path>` → the scripted backend; anything else → Anthropic (imported only here)."""
     if model.startswith("scripted:"):
         from openbot.agent.models.scripted import ScriptedModel
@@ -94,7 +142,7 @@ def load_backend(model: str) -> ModelBackend:
         return ScriptedModel.from_file(model.removeprefix("scripted:"))
     from openbot.agent.models.anthropic import AnthropicModel
 
-    return AnthropicModel(model)
+    return AnthropicModel(model, options=options or ModelOptions())
 
 
 def is_scripted(model: str) -> bool:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from openbot.agent.models.anthropic import AnthropicModel
-from openbot.agent.models.base import ModelRequest, ToolSpec, Usage
+from openbot.agent.models.base import ModelOptions, ModelRequest, ToolSpec, Usage
 from openbot.agent.models.pricing import cost_usd
 from openbot.errors import ModelError, UsageError
 from openbot.events import ListSink, Retry, TextDelta, to_record
@@ -20,6 +21,7 @@ from openbot.testing.fakeapi import (
     cut,
     error_event,
     http_error,
+    overloaded,
     reply,
     stall,
     truncated,
@@ -75,21 +77,36 @@ def test_text_and_tool_use_are_parsed_exactly_and_text_streams(api: FakeAnthropi
     api.assert_done()
 
 
-def test_sdk_retries_rate_limit_by_itself(api: FakeAnthropic) -> None:
-    api.add(http_error(429), reply("after the wait"))
+def test_429_is_waited_out_by_openbot_honouring_retry_after_ms_with_an_event(api: FakeAnthropic) -> None:
+    api.add(http_error(429, headers={"retry-after-ms": "30"}), reply("after the wait"))
     sink = ListSink()
     assert model().complete(request(), sink).text == "after the wait"
-    assert len(api.requests) == 2 and not retries(sink)
-    assert api.requests[1].headers["x-stainless-retry-count"] == "1"
+    [retry] = retries(sink)
+    assert retry.wait_secs == pytest.approx(0.03) and "rate limited" in retry.cause
+    assert len(api.requests) == 2 and api.requests[1].headers["x-stainless-retry-count"] == "0"  # SDK: none
     api.assert_done()
 
 
-@pytest.mark.parametrize("status", [500, 529])
-def test_sdk_retries_server_errors(api: FakeAnthropic, status: int) -> None:
+@pytest.mark.parametrize("status", [500, 503, 529])
+def test_server_errors_are_waited_out(api: FakeAnthropic, status: int) -> None:
     api.add(http_error(status), http_error(status), reply("fine"))
-    assert model().complete(request(), ListSink()).text == "fine"
-    assert len(api.requests) == 3
+    sink = ListSink()
+    assert model().complete(request(), sink).text == "fine"
+    assert len(api.requests) == 3 and len(retries(sink)) == 2
     api.assert_done()
+
+
+def test_x_should_retry_false_is_obeyed_at_once(api: FakeAnthropic) -> None:
+    api.add(http_error(529, headers={"x-should-retry": "false"}), reply("never"))
+    sink = ListSink()
+    with pytest.raises(ModelError, match="the API said not to retry"):
+        model().complete(request(), sink)
+    assert len(api.requests) == 1 and not retries(sink)
+
+
+def test_x_should_retry_true_retries_even_a_400(api: FakeAnthropic) -> None:
+    api.add(http_error(400, headers={"x-should-retry": "true", "retry-after-ms": "1"}), reply("ok"))
+    assert model().complete(request(), ListSink()).text == "ok"
 
 
 @pytest.mark.parametrize(
@@ -118,14 +135,13 @@ def test_a_broken_stream_is_resent_and_the_partial_reply_discarded(
     api.assert_done()
 
 
-def test_a_stalled_stream_times_out_and_is_resent(api: FakeAnthropic) -> None:
-    import anthropic
-
-    api.add(stall(secs=2), reply("awake"))
+def test_a_stalled_stream_is_noticed_after_the_read_timeout_and_resent(api: FakeAnthropic) -> None:
+    api.add(stall(secs=5), reply("awake"))
     sink = ListSink()
-    client = anthropic.Anthropic(timeout=0.3, max_retries=0)
-    assert model(client=client).complete(request(), sink).text == "awake"
-    assert "timed out" in retries(sink)[0].cause
+    started = time.monotonic()
+    reply_ = model(options=ModelOptions(read_timeout_secs=0.3)).complete(request(), sink)
+    assert reply_.text == "awake" and time.monotonic() - started < 5  # not the stall's 5 s
+    assert "stalled stream" in retries(sink)[0].cause
 
 
 def test_persistent_overload_gives_up_after_max_attempts_naming_the_cause(api: FakeAnthropic) -> None:
@@ -133,19 +149,23 @@ def test_persistent_overload_gives_up_after_max_attempts_naming_the_cause(api: F
     sink = ListSink()
     with pytest.raises(ModelError) as info:
         model(max_attempts=3).complete(request(), sink)
-    assert info.value.message == "the API stayed overloaded after 3 attempts (overloaded_error mid-stream)"
+    assert info.value.message.startswith("the API stayed overloaded for ")
+    assert info.value.message.endswith(" over 3 attempts (overloaded_error mid-stream)")
     assert [r.attempt for r in retries(sink)] == [1, 2] and len(api.requests) == 3
     billed = info.value.usage
     assert billed is not None and billed.total_tokens > 0 and billed.cost_usd > 0
     api.assert_done()
 
 
-def test_persistent_529_counts_sdk_retries_within_each_attempt(api: FakeAnthropic) -> None:
-    api.add(*[http_error(529) for _ in range(6)])
-    with pytest.raises(ModelError, match=r"stayed overloaded after 2 attempts \(overloaded_error HTTP 529\)"):
-        model(max_attempts=2).complete(request(), ListSink())
-    assert len(api.requests) == 6  # 2 attempts x (1 + the SDK's 2 retries)
-    api.assert_done()
+def test_persistent_529_ends_when_patience_is_spent(api: FakeAnthropic) -> None:
+    api.add(*[overloaded(retry_after_ms=100) for _ in range(50)])
+    sink = ListSink()
+    with pytest.raises(
+        ModelError, match=r"stayed overloaded for .* over \d+ attempts \(overloaded_error HTTP 529\)"
+    ):
+        model(options=ModelOptions(patience_secs=0.35)).complete(request(), sink)
+    # waits of 0.1 s each until the next one would pass 0.35 s of patience
+    assert 3 <= len(retries(sink)) <= 4 and len(api.requests) == len(retries(sink)) + 1
 
 
 def test_connection_refused_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +176,7 @@ def test_connection_refused_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> N
     import anthropic
 
     client = anthropic.Anthropic(max_retries=0)
-    with pytest.raises(ModelError, match="stayed unavailable after 2 attempts"):
+    with pytest.raises(ModelError, match="stayed unavailable for .* over 2 attempts"):
         model(max_attempts=2, client=client).complete(request(), ListSink())
 
 
@@ -189,7 +209,7 @@ def test_the_key_appears_in_no_event(api: FakeAnthropic) -> None:
     sink = ListSink()
     model().complete(request(), sink)
     records = json.dumps([to_record(e, n) for n, e in enumerate(sink.events)])
-    assert len(retries(sink)) == 2 and KEY not in records
+    assert len(retries(sink)) == 3 and KEY not in records
 
 
 def test_usage_and_cost_come_from_the_api(api: FakeAnthropic) -> None:

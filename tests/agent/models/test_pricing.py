@@ -9,7 +9,7 @@ import typing
 import pytest
 
 from openbot.agent.models.base import Usage
-from openbot.agent.models.pricing import PRICES, cost_usd, price_of
+from openbot.agent.models.pricing import PRICES, cost_usd, price_of, price_usage
 
 
 def million(**kw: int) -> Usage:
@@ -28,12 +28,27 @@ def million(**kw: int) -> Usage:
         ("claude-sonnet-5-5", (2.0, 10.0)),
         ("claude-haiku-4-5-20251001", (1.0, 5.0)),
         ("claude-fable-5-1", (10.0, 50.0)),
-        ("claude-opus-9", (5.0, 25.0)),  # unknown opus: the family price
-        ("some-new-model", (3.0, 15.0)),  # unknown: the Sonnet 4.x price
     ],
 )
-def test_price_by_longest_prefix_then_family(model: str, price: tuple[float, float]) -> None:
-    assert price_of(model) == price
+def test_price_by_longest_prefix(model: str, price: tuple[float, float]) -> None:
+    row = price_of(model)
+    assert row is not None and (row.input, row.output) == price and row.source
+
+
+@pytest.mark.parametrize("model", ["claude-opus-9", "some-new-model", "claude-sonnet"])
+def test_an_unknown_model_has_an_unknown_cost_not_a_guess(model: str) -> None:
+    assert price_of(model) is None and cost_usd(model, million(input_tokens=1)) is None
+    priced = price_usage(model, million(input_tokens=1))
+    assert priced.cost_usd == 0.0 and not priced.cost_known
+    total = Usage()
+    total.add(price_usage("claude-sonnet-5-5", million(input_tokens=1)))
+    total.add(priced)
+    assert not total.cost_known  # one unknown call makes the total unknown
+
+
+def test_one_hour_cache_writes_cost_twice_the_input_price() -> None:
+    usage = million(cache_write_tokens=2, cache_write_1h_tokens=1)
+    assert cost_usd("claude-sonnet-4-6", usage) == pytest.approx(3 * 1.25 + 3 * 2.0)
 
 
 def test_cost_counts_cache_reads_at_a_tenth_and_writes_at_one_and_a_quarter() -> None:

@@ -1,0 +1,106 @@
+"""What the Models API says about a model (`GET /v1/models/{id}`), cached under OPENBOT_HOME for a day.
+
+Asked at plan time, before anything is created: an unknown or retired model is a usage error (exit 2),
+a deprecated one a warning with its dates; `max_input_tokens` sizes the context window and `max_tokens`
+caps the output limit. When the API cannot be reached at plan time, the run goes on with the defaults
+(the run's own calls wait out the outage) and nothing is cached.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from openbot import paths
+from openbot.errors import UsageError
+
+CACHE_SECS = 24 * 3600
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    id: str
+    max_input_tokens: int | None = None
+    max_tokens: int | None = None
+    lifecycle: str = "active"  # active | deprecated | retired (ModelInfo.lifecycle)
+    deprecated_at: str | None = None
+    retires_at: str | None = None
+    known: bool = True  # False: the lookup could not be made (no facts)
+
+    def warning(self) -> str:
+        """A line for the user when the model is on its way out, else ""."""
+        if self.lifecycle != "deprecated":
+            return ""
+        since = f" since {self.deprecated_at[:10]}" if self.deprecated_at else ""
+        until = f"; it retires on {self.retires_at[:10]}" if self.retires_at else ""
+        return f"model {self.id} is deprecated{since}{until}: move to a current model"
+
+
+def _cache_file(model: str) -> Any:
+    return paths.home() / "cache" / "models" / f"{model.replace('/', '_')}.json"
+
+
+def _cached(model: str) -> ModelFacts | None:
+    path = _cache_file(model)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if time.time() - float(data.pop("fetched_at")) < CACHE_SECS:
+            return ModelFacts(**data)
+    except (OSError, ValueError, TypeError, KeyError):
+        pass  # absent, stale or damaged: ask again
+    return None
+
+
+def _store(facts: ModelFacts) -> None:
+    from openbot.files import write_atomic
+
+    try:
+        path = _cache_file(facts.id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps({**asdict(facts), "fetched_at": time.time()}))
+    except OSError:
+        pass  # a cache that cannot be written only costs a lookup next time
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if hasattr(value, "isoformat") else (str(value) if value else None)
+
+
+def lookup(model: str, client: Any = None) -> ModelFacts:
+    """The model's facts; UsageError (exit 2) when the API does not know the model or it is retired."""
+    facts = _cached(model)
+    if facts is None:
+        facts = _ask(model, client)
+        if facts.known:
+            _store(facts)
+    if facts.lifecycle == "retired":
+        raise UsageError(
+            f"model {model!r} is retired" + (f" (since {facts.retires_at[:10]})" if facts.retires_at else ""),
+            hint='choose a current model, e.g. model = "claude-sonnet-5-5"',
+        )
+    return facts
+
+
+def _ask(model: str, client: Any) -> ModelFacts:
+    import anthropic
+
+    api = client or anthropic.Anthropic(max_retries=1, timeout=15)
+    try:
+        info = api.models.retrieve(model)
+    except anthropic.NotFoundError:
+        raise UsageError(
+            f"unknown model {model!r}: the Models API does not know it",
+            hint="check the model name in config.md or --model (e.g. claude-sonnet-5-5)",
+        ) from None
+    except (anthropic.APIConnectionError, anthropic.APIStatusError):
+        return ModelFacts(model, known=False)  # unreachable now: the run's calls will wait it out
+    return ModelFacts(
+        id=model,
+        max_input_tokens=getattr(info, "max_input_tokens", None),
+        max_tokens=getattr(info, "max_tokens", None),
+        lifecycle=str(getattr(info, "lifecycle", None) or "active"),
+        deprecated_at=_iso(getattr(info, "deprecated_at", None)),
+        retires_at=_iso(getattr(info, "retires_at", None)),
+    )

@@ -1,0 +1,115 @@
+"""Waiting out an unavailable API within the run's budgets.
+
+Every failure a re-send may fix (429, 529, 5xx, 408/409, a cut or stalled stream, an `event: error`
+frame, a stream without `message_stop`) is an `Outage`. `Patience` waits between attempts with capped
+exponential backoff (1 s, 2 s, 4 s … 60 s), or exactly what the API asked for in `retry-after-ms` /
+`retry-after`, for up to `patience_secs` since the first failure of this call; every wait is a `Retry`
+event (shown in the live view). `x-should-retry: false` is obeyed at once. Waits never pass the
+wall-time budget: at the deadline the run stops with `LimitReached` (exit 3), whatever the API does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from openbot.agent.models.base import Usage
+from openbot.errors import ModelError
+from openbot.events import EventSink, Retry
+from openbot.stops import LimitReached
+
+BACKOFF_BASE_SECS = 1.0
+BACKOFF_CAP_SECS = 60.0
+RETRY_AFTER_CAP_SECS = 600.0  # a larger ask is taken as this (and patience decides)
+
+
+@dataclass
+class Outage(Exception):
+    """An attempt failed in a way a re-send may fix; `kind` names it for the user."""
+
+    kind: str
+    detail: str
+    retry_after: float | None = None  # seconds the API asked for
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
+
+def retry_after(headers: object) -> float | None:
+    """Seconds from `retry-after-ms` (preferred, precise) or `retry-after` (seconds), as the SDK reads."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            value = float(get(name)) * scale
+        except (TypeError, ValueError):
+            continue
+        if value >= 0:
+            return min(value, RETRY_AFTER_CAP_SECS)
+    return None
+
+
+def deadline_stop() -> LimitReached:
+    return LimitReached("max_minutes", "time limit reached while waiting for the API (max_minutes)")
+
+
+class Patience:
+    """The waits of one model call. `clock` and `sleep` are injectable so backoff is testable exactly."""
+
+    def __init__(
+        self,
+        patience_secs: float,
+        deadline: float | None,
+        *,
+        max_attempts: int = 0,
+        backoff_secs: float = BACKOFF_BASE_SECS,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.patience_secs = patience_secs
+        self.deadline = deadline
+        self.max_attempts = max_attempts
+        self.backoff_secs = backoff_secs
+        self.clock, self.sleep = clock, sleep
+        self.first_failure: float | None = None
+        self.attempt = 0
+
+    def remaining(self) -> float | None:
+        """Seconds left before the wall-time budget (None: no budget). Raises once it has run out."""
+        if self.deadline is None:
+            return None
+        left = self.deadline - self.clock()
+        if left <= 0:
+            raise deadline_stop()
+        return left
+
+    def wait(self, outage: Outage, sink: EventSink, billed: Usage) -> None:
+        """Wait before the next attempt, or raise ModelError (patience spent) / LimitReached (deadline)."""
+        self.attempt += 1
+        now = self.clock()
+        if self.first_failure is None:
+            self.first_failure = now
+        wait = outage.retry_after
+        if wait is None:
+            wait = min(BACKOFF_CAP_SECS, self.backoff_secs * 2 ** (self.attempt - 1))
+        waited = now - self.first_failure
+        out_of_attempts = self.max_attempts and self.attempt >= self.max_attempts
+        if out_of_attempts or waited + wait > self.patience_secs:
+            raise ModelError(
+                f"the API stayed {outage.kind} for {_duration(waited)} over {self.attempt} attempts "
+                f"({outage.detail})",
+                hint="the API may be down or overloaded; resume the run later, or raise api_patience_minutes",
+                usage=billed,
+            )
+        left = self.remaining()
+        sink.emit(Retry(attempt=self.attempt, cause=str(outage), wait_secs=round(wait, 3)))
+        if left is not None and wait >= left:
+            self.sleep(left)
+            raise deadline_stop()
+        self.sleep(wait)
+
+
+def _duration(secs: float) -> str:
+    return f"{secs:.1f} s" if secs < 120 else f"{secs / 60:.1f} min"

@@ -1,0 +1,111 @@
+"""The `messages.stream` kwargs for a request: knobs, and prompt-cache breakpoints on copies of its data.
+
+Prompt caching uses explicit breakpoints (at most 4): the last tool, the system block, the newest
+message and the user message before it, which ended the previous request, so each call reads the
+previous call's prefix from the cache. The caller's messages are copied, never marked; apart from the
+markers (which the API's cache and its thinking-signature check ignore) the request carries every
+message exactly as stored, so assistant turns go back exactly as they were received.
+
+Knobs (docs: "Extended thinking", "Adaptive thinking", "Effort", "Prompt caching"): `thinking` is
+`{"type": "disabled" | "adaptive"}` or `{"type": "enabled", "budget_tokens": N}` (N ≥ 1024 and below
+max_tokens); `effort` goes in `output_config`; the 1-hour cache TTL is `{"type": "ephemeral", "ttl": "1h"}`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from openbot.agent.models.base import ModelOptions, ModelRequest
+
+UNMARKABLE = ("thinking", "redacted_thinking")
+MIN_THINKING_BUDGET = 1024
+
+
+def cache_marker(ttl: str) -> dict[str, str]:
+    return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
+
+
+def thinking_param(thinking: str, max_tokens: int) -> dict[str, Any] | None:
+    """The `thinking` kwarg for the option's value, or None to leave the model's default."""
+    if not thinking:
+        return None
+    if thinking == "off":
+        return {"type": "disabled"}
+    if thinking == "adaptive":
+        return {"type": "adaptive"}
+    budget = max(MIN_THINKING_BUDGET, min(int(thinking), max_tokens - 1))
+    return {"type": "enabled", "budget_tokens": budget}
+
+
+def build_params(model: str, request: ModelRequest, options: ModelOptions | None = None) -> dict[str, Any]:
+    """The `messages.stream` kwargs for `request`, with cache breakpoints on copies of its data."""
+    opts = options or ModelOptions()
+    marker = cache_marker(opts.cache_ttl)
+    params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens}
+    if request.tools:
+        tools = [t.to_api() for t in request.tools]
+        tools[-1] = {**tools[-1], "cache_control": dict(marker)}
+        params["tools"] = tools
+    if request.system:
+        params["system"] = [{"type": "text", "text": request.system, "cache_control": dict(marker)}]
+    params["messages"] = marked_messages(request.messages, marker)
+    thinking = thinking_param(opts.thinking, request.max_tokens)
+    if thinking is not None:
+        params["thinking"] = thinking
+    if opts.effort:
+        params["output_config"] = {"effort": opts.effort}
+    return params
+
+
+def marked_messages(
+    messages: list[dict[str, Any]], marker: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """A deep copy with block-list content and breakpoints on the newest message and the user message
+    before it; any other marker is dropped, so the request never carries more than 4."""
+    out = copy.deepcopy(messages)
+    for msg in out:
+        content = msg.get("content")
+        if isinstance(content, str):
+            # Always blocks, never a bare string: the cached prefix must be byte-stable across calls.
+            msg["content"] = [{"type": "text", "text": content}]
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict):
+                    block.pop("cache_control", None)
+    if not out:
+        return out
+    newest = len(out) - 1
+    previous_user = next((i for i in range(newest - 1, -1, -1) if out[i].get("role") == "user"), None)
+    for i in (newest, previous_user):
+        if i is not None:
+            _mark_last_block(out[i], marker or cache_marker("5m"))
+    return out
+
+
+def _mark_last_block(msg: dict[str, Any], marker: dict[str, str]) -> None:
+    blocks = [b for b in msg.get("content") or [] if isinstance(b, dict) and b.get("type") not in UNMARKABLE]
+    if blocks and not (blocks[-1].get("type") == "text" and not blocks[-1].get("text")):
+        blocks[-1]["cache_control"] = dict(marker)
+
+
+LONG_WAIT_SECS = 300  # the 5-minute cache would expire during a wait this long
+
+
+def options_from(config: Any, output_ceiling: int | None = None) -> ModelOptions:
+    """The model knobs of a bot config (`openbot.config.botconfig.BotConfig`, read by name).
+
+    `cache_ttl = "auto"` takes the 1-hour TTL when a command may run, or the bot may sleep, longer than 5
+    minutes: the 5-minute cache would expire meanwhile, and every wait would rewrite the whole prefix."""
+    ttl = config.cache_ttl
+    if ttl == "auto":
+        ttl = "1h" if max(config.command_timeout_secs, config.sleep_secs) > LONG_WAIT_SECS else "5m"
+    limit = config.max_output_tokens
+    return ModelOptions(
+        max_output_tokens=min(limit, output_ceiling) if output_ceiling else limit,
+        effort=config.effort,
+        thinking=config.thinking,
+        cache_ttl=ttl,
+        patience_secs=config.api_patience_minutes * 60,
+        read_timeout_secs=config.stall_timeout_secs,
+    )
