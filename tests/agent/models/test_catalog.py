@@ -34,10 +34,8 @@ def test_an_unknown_model_is_a_usage_error(api: FakeAnthropic) -> None:
 
 def test_a_deprecated_model_warns_with_its_dates(api: FakeAnthropic) -> None:
     warning = lookup("claude-opus-4-1").warning()
-    assert (
-        warning
-        == "model claude-opus-4-1 is deprecated since 2026-06-01; it retires on 2027-01-05: move to a current model"
-    )
+    assert warning.startswith("model claude-opus-4-1 is deprecated since 2026-06-01")
+    assert "it retires on 2027-01-05" in warning
 
 
 def test_a_retired_model_is_refused(api: FakeAnthropic) -> None:
