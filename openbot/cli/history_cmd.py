@@ -13,14 +13,10 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from openbot.cli.app import app
-from openbot.views.escapes import visible, visible_json
+from openbot.views.escapes import one_line, visible, visible_json
 
 if TYPE_CHECKING:
     from openbot.state.history import SessionMeta
-
-# Of one command's output the session view shows the first and the last lines (errors are usually at the
-# end); the rest is in events.jsonl and the full-output file.
-HEAD_LINES = TAIL_LINES = 10
 
 
 def _echo(text: str) -> None:
@@ -43,17 +39,12 @@ def _duration(secs: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
-def _one_line(text: str, width: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
 def _row(m: SessionMeta) -> str:
     date = m.started_at[:16].replace("T", " ") or "-"
     summary = m.response_summary or m.prompt_summary or m.error
     return (
         f"{m.session_number:>5}  {date:<16}  {_duration(m.duration_secs):>7}  {_tokens(m.total_tokens):>7}  "
-        f"{m.status:<11}  {m.action or '-':<7}  {_one_line(summary, 70)}"
+        f"{m.status:<11}  {m.action or '-':<7}  {one_line(summary, 70)}"
     )
 
 
@@ -63,60 +54,6 @@ def _print_list(sessions: list[SessionMeta]) -> None:
     )
     for m in sessions:
         _echo(_row(m))
-
-
-def _indent(text: str, prefix: str = "    ") -> str:
-    return "\n".join(prefix + line for line in visible(text).split("\n"))
-
-
-def _command(e: dict[str, Any]) -> str:
-    code = e.get("exit_code")
-    status = f"exit {code}" if code is not None else ("timed out" if e.get("timed_out") else "killed")
-    head = f"$ {e.get('command', '')}  [{status}, {e.get('duration_ms', 0) / 1000:.1f}s]"
-    output = visible(str(e.get("output", "")))
-    body = _head_and_tail(output.split("\n") if output else [])
-    if e.get("full_output_path"):
-        body.append(f"(full output: {e['full_output_path']})")
-    return head + ("\n" + _indent("\n".join(body)) if body else "")
-
-
-def _head_and_tail(lines: list[str]) -> list[str]:
-    hidden = len(lines) - HEAD_LINES - TAIL_LINES
-    if hidden <= 1:  # a marker in place of one line would hide nothing
-        return lines
-    return [*lines[:HEAD_LINES], f"… {hidden} lines …", *lines[-TAIL_LINES:]]
-
-
-def _event_text(e: dict[str, Any]) -> str | None:
-    """One event as the session view shows it; None for events it leaves out (token counts, shell calls)."""
-    kind = e.get("type")
-    if kind == "message":
-        return f"{e.get('role', 'assistant')}:\n{_indent(str(e.get('text', '')))}"
-    if kind == "user_input":
-        return f"user:\n{_indent(str(e.get('text', '')))}"
-    if kind == "command":
-        return _command(e)
-    if kind == "tool_call" and e.get("name") != "shell":  # shell calls show as their command
-        return f"→ {e.get('name')} {_one_line(json.dumps(e.get('input', {}), ensure_ascii=False), 100)}"
-    if kind == "tool_result" and e.get("is_error"):
-        return f"! {e.get('name')} failed: {_one_line(str(e.get('content', '')), 200)}"
-    if kind == "error":
-        return f"error: {e.get('message', '')}"
-    if kind == "notice":
-        return f"[{e.get('kind', 'notice')}] {e.get('message', '')}"
-    if kind == "turn_aborted":
-        return f"turn aborted: {e.get('reason', '')} {e.get('detail', '')}".rstrip()
-    if kind == "session_ended":
-        return f"session ended: {e.get('status', '')} {e.get('reason', '')}".rstrip()
-    return None
-
-
-def _safe_event_text(e: dict[str, Any]) -> str | None:
-    """A damaged event (wrong types, hand-edited) is shown as damaged; the rest of the session still is."""
-    try:
-        return _event_text(e)
-    except (TypeError, ValueError, AttributeError, KeyError):
-        return f"[damaged {e.get('type', 'event')!s} event, seq {e.get('seq', '?')!s}]"
 
 
 def _budget(b: dict[str, Any]) -> str:
@@ -153,6 +90,9 @@ def _field(key: str, value: Any) -> str:
 
 
 def _print_session(m: SessionMeta, events: list[dict[str, Any]]) -> None:
+    from openbot.views.transcript import entries
+    from openbot.views.transcript_text import person_text
+
     _echo(f"session {m.session_number} ({m.session_id})")
     fields = m.to_dict()
     fields["tokens"] = ", ".join(f"{k} {v:,}" for k, v in m.tokens.items()) + f" (total {m.total_tokens:,})"
@@ -161,8 +101,7 @@ def _print_session(m: SessionMeta, events: list[dict[str, Any]]) -> None:
             # Continuation lines of a multi-line value stay in the value column.
             _echo(f"  {key + ':':<18}" + _field(key, value).strip().replace("\n", "\n" + " " * 20))
     _echo("")
-    shown = [t for e in events if (t := _safe_event_text(e)) is not None]
-    _echo("\n".join(shown) if shown else "(no events recorded)")
+    _echo(person_text(entries(events)))
 
 
 @app.command()

@@ -31,6 +31,12 @@ def visible(text: str) -> str:
     return _UNSAFE_RE.sub(lambda m: _spell(m.group()), text.replace("\r\n", "\n"))
 
 
+def one_line(text: str, width: int) -> str:
+    """`text` on one line (whitespace runs become one space), cut to `width` with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 def visible_json(document: str) -> str:
     """A `json.dumps(..., ensure_ascii=False)` document with the characters JSON leaves raw (DEL, C1, bidi)
     written as `\\uXXXX` escapes: still valid JSON with the same data, and inert on a terminal.

@@ -1,4 +1,5 @@
-"""One session as one self-contained HTML page: metadata on top, the transcript below.
+"""One session as one self-contained HTML page: metadata on top, the transcript below (its entries read
+by openbot.views.transcript, as for `history` and the live view).
 
 The page has inline CSS only (no scripts, no external assets) so it can be attached to a CI artifact,
 mailed, or opened from disk years later. Every string from metadata.json and events.jsonl is untrusted
@@ -19,6 +20,18 @@ from typing import Any
 
 from openbot.events import read_events
 from openbot.views.escapes import visible
+from openbot.views.transcript import (
+    Boundary,
+    Called,
+    Entry,
+    Happened,
+    Other,
+    Ran,
+    Returned,
+    Said,
+    Spent,
+    entries,
+)
 
 OUTPUT_EXCERPT_CHARS = 20_000  # a page stays readable; the full output is kept beside the session
 
@@ -121,117 +134,95 @@ def _metadata_rows(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def _command(ev: Mapping[str, Any]) -> tuple[str, str]:
-    code, timed_out = ev.get("exit_code"), ev.get("timed_out")
-    failed = timed_out or code != 0
-    if timed_out:
+def _command(e: Ran) -> tuple[str, str]:
+    if e.timed_out:
         badge = '<span class="badge bad">timed out</span>'
-    elif code is None:
+    elif e.exit_code is None:
         badge = '<span class="badge bad">killed</span>'
     else:
-        badge = f'<span class="badge{" bad" if failed else ""}">exit {_e(code)}</span>'
-    ms = ev.get("duration_ms")
-    took = f" {_duration(ms / 1000)}" if isinstance(ms, int | float) else ""
-    body = f"{badge}{took} <code>$ {_e(ev.get('command', ''))}</code>"
-    size = ev.get("output_bytes")
-    title = f"output ({_num(size)} bytes)" if isinstance(size, int) else "output"
-    output = ev.get("output") or ""
-    body += _pre(output, title, open_=bool(failed)) if output else '<div class="label">no output</div>'
-    if ev.get("full_output_path"):
-        body += f'<div class="label">full output: <code>{_e(ev["full_output_path"])}</code></div>'
-    return ("command failed" if failed else "command"), body
+        badge = f'<span class="badge{" bad" if e.failed else ""}">exit {_e(e.exit_code)}</span>'
+    body = f"{badge} {_duration(e.seconds)} <code>$ {_e(e.command)}</code>"
+    title = f"output ({_num(e.output_bytes)} bytes)" if e.output_bytes is not None else "output"
+    body += _pre(e.output, title, open_=e.failed) if e.output else '<div class="label">no output</div>'
+    if e.full_output_path:
+        body += f'<div class="label">full output: <code>{_e(e.full_output_path)}</code></div>'
+    return ("command failed" if e.failed else "command"), body
 
 
-_GIST_KEYS = ("command", "action", "path", "key")
-
-
-def _tool_call(ev: Mapping[str, Any]) -> tuple[str, str]:
-    name, args = ev.get("name", ""), ev.get("input") or {}
-    if name == "shell" and isinstance(args, Mapping) and set(args) <= {"command", "timeout_secs"}:
-        return "tool_call", f'<span class="label">shell</span><code>{_e(args.get("command", ""))}</code>'
+def _tool_call(e: Called) -> tuple[str, str]:
+    if e.only_a_command:
+        return "tool_call", f'<span class="label">shell</span><code>{_e(e.input.get("command", ""))}</code>'
     # The fields that say what the call does go on the line; the whole input stays one click away.
-    gist = " ".join(
-        str(args[k]) for k in _GIST_KEYS if isinstance(args, Mapping) and isinstance(args.get(k), str)
-    )
-    gist_html = f"<code>{_e(gist[:200])}</code>" if gist else ""
-    return "tool_call", f'<span class="label">{_e(name)}</span>{gist_html}{_pre(_json(args), "input")}'
+    gist = f"<code>{_e(e.gist[:200])}</code>" if e.gist else ""
+    return "tool_call", f'<span class="label">{_e(e.tool)}</span>{gist}{_pre(_json(e.input), "input")}'
 
 
-def _tool_result(ev: Mapping[str, Any]) -> tuple[str, str]:
-    err = bool(ev.get("is_error"))
-    title = f"{ev.get('name', '')} result" + (" (error)" if err else "")
-    return ("tool_result err" if err else "tool_result"), _pre(ev.get("content", ""), title, open_=err)
+def _tool_result(e: Returned) -> tuple[str, str]:
+    title = f"{e.tool} result" + (" (error)" if e.is_error else "")
+    return ("tool_result err" if e.is_error else "tool_result"), _pre(e.content, title, open_=e.is_error)
 
 
-def _token_count(ev: Mapping[str, Any]) -> tuple[str, str]:
-    kinds = ", ".join(
-        f"{k.replace('_', ' ')} {_num(ev.get(k, 0))}"
-        for k in ("input", "output", "cache_read", "cache_write")
-    )
-    return "tokens", f"tokens: {kinds} · {_cost(ev.get('cost_usd', 0))} · {_e(ev.get('model', ''))}"
-
-
-def _generic(ev: Mapping[str, Any]) -> tuple[str, str]:
-    fields = {k: v for k, v in ev.items() if k not in ("type", "ts", "seq")}
-    return (
-        "generic",
-        f'<span class="label">{_e(ev.get("type", "event"))}</span>{_pre(_json(fields), "fields")}',
-    )
+def _token_count(e: Spent) -> tuple[str, str]:
+    kinds = ", ".join(f"{k.replace('_', ' ')} {_num(v)}" for k, v in e.tokens.items())
+    return "tokens", f"tokens: {kinds} · {_cost(e.cost_usd)} · {_e(e.model)}"
 
 
 def _text(label: str, text: Any) -> str:
     return f'<span class="label">{_e(label)}</span><div class="text">{_e(text)}</div>'
 
 
-_RENDERERS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
-    "message": lambda ev: ("message", _text(ev.get("role", "assistant"), ev.get("text", ""))),
-    "user_input": lambda ev: ("user_input", _text("you", ev.get("text", ""))),
-    "tool_call": _tool_call,
-    "command": _command,
-    "tool_result": _tool_result,
-    "token_count": _token_count,
-    "retry": lambda ev: (
-        "retry",
-        f'<span class="label">retry {_e(ev.get("attempt"))}</span>{_e(ev.get("cause", ""))}'
-        f" · waiting {_e(ev.get('wait_secs'))}s",
-    ),
-    "error": lambda ev: (
-        "error",
-        _text(f"error ({ev['kind']})" if ev.get("kind") else "error", ev.get("message", "")),
-    ),
-    "notice": lambda ev: (
-        "notice",
-        _text(f"notice: {ev.get('kind', '')}", ev.get("message", ""))
-        + (_pre(_json(ev["data"]), "details") if ev.get("data") else ""),
-    ),
-    "turn_started": lambda ev: ("turn", f"turn started · {_e(ev.get('model', ''))}"),
-    "turn_completed": lambda ev: (
-        "turn",
-        f"turn completed · {_num(ev.get('steps'))} steps · stop reason {_e(ev.get('stop_reason', ''))}",
-    ),
-    "turn_aborted": lambda ev: (
-        "error",
-        _text(f"turn aborted: {ev.get('reason', '')}", ev.get("detail", "")),
-    ),
-    "session_started": lambda ev: (
-        "turn",
-        f"session {_e(ev.get('session_id', ''))} started · {_e(ev.get('model', ''))}",
-    ),
-    "session_ended": lambda ev: (
-        "turn",
-        f'session ended · <span class="badge{"" if ev.get("status") == "completed" else " warn"}">'
-        f"{_e(ev.get('status', ''))}</span> {_e(ev.get('reason', ''))}",
-    ),
-}
+def _happened(e: Happened) -> tuple[str, str]:
+    if e.kind == "retry":
+        return "retry", f'<span class="label">{_e(e.text)}</span>{_e(e.label)}'
+    if e.kind == "error":
+        return "error", _text(f"error ({e.label})" if e.label else "error", e.text)
+    details = _pre(_json(e.data), "details") if e.data else ""
+    return "notice", _text(f"{e.kind}: {e.label}", e.text) + details
 
 
-def _event_html(ev: Mapping[str, Any]) -> str:
-    css, body = _RENDERERS.get(str(ev.get("type")), _generic)(ev)
-    ts = str(ev.get("ts", ""))
-    clock = ts[11:19] if len(ts) >= 19 else ts  # the time of day; the date is in the header
-    seq = ev.get("seq")
-    anchor = f' id="e{seq}"' if isinstance(seq, int) else ""
-    return f'<div class="ev {css}"{anchor}><span class="ts" title="{_e(ts)}">{_e(clock)}</span>{body}</div>'
+def _boundary(e: Boundary) -> tuple[str, str]:
+    if e.kind == "turn_aborted":
+        return "error", _text(f"turn aborted: {e.outcome}", e.detail)
+    if e.kind == "session_ended":
+        badge = f'<span class="badge{"" if e.outcome == "completed" else " warn"}">{_e(e.outcome)}</span>'
+        return "turn", f"session ended · {badge} {_e(e.detail)}"
+    if e.kind == "turn_completed":
+        return "turn", f"turn completed · {_num(e.steps)} steps · stop reason {_e(e.outcome)}"
+    if e.kind == "session_started":
+        return "turn", f"session {_e(e.session_id)} started · {_e(e.model)}"
+    return "turn", f"turn started · {_e(e.model)}"
+
+
+def _body(e: Entry) -> tuple[str, str]:
+    """The entry's css class and its already-escaped html."""
+    match e:
+        case Said():
+            return (
+                ("user_input", _text("you", e.text)) if e.who == "user" else ("message", _text(e.who, e.text))
+            )
+        case Ran():
+            return _command(e)
+        case Called():
+            return _tool_call(e)
+        case Returned():
+            return _tool_result(e)
+        case Spent():
+            return _token_count(e)
+        case Happened():
+            return _happened(e)
+        case Boundary():
+            return _boundary(e)
+        case Other():
+            label = e.damage_note if e.damaged else e.type
+            return "generic", f'<span class="label">{_e(label)}</span>{_pre(_json(e.fields), "fields")}'
+    return "generic", ""
+
+
+def _entry_html(e: Entry) -> str:
+    css, body = _body(e)
+    clock = e.ts[11:19] if len(e.ts) >= 19 else e.ts  # the time of day; the date is in the header
+    anchor = f' id="e{e.seq}"' if e.seq is not None else ""
+    return f'<div class="ev {css}"{anchor}><span class="ts" title="{_e(e.ts)}">{_e(clock)}</span>{body}</div>'
 
 
 def render_session_html(metadata: Mapping[str, Any], events: list[dict[str, Any]]) -> str:
@@ -240,7 +231,7 @@ def render_session_html(metadata: Mapping[str, Any], events: list[dict[str, Any]
     rows = "".join(
         f"<tr><th>{_e(label)}</th><td>{value}</td></tr>" for label, value in _metadata_rows(metadata)
     )
-    transcript = "\n".join(_event_html(ev) for ev in events if isinstance(ev, Mapping))
+    transcript = "\n".join(_entry_html(e) for e in entries(events))
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'

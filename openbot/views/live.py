@@ -1,6 +1,8 @@
 """The live view of a run on stderr: plain lines, with assistant text streamed when stderr is a terminal.
 
-It is an EventSink like the log writer; under CI (or without a TTY) it prints plain log lines only.
+It is an EventSink like the log writer; under CI (or without a TTY) it prints plain log lines only. It
+reads each event as a transcript entry (openbot.views.transcript), like `history` and the HTML export,
+and every line it writes — runner messages included — passes through `escapes.visible`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,18 @@ from typing import Any, TextIO
 
 from openbot import events as ev
 from openbot.views.escapes import visible
+from openbot.views.transcript import (
+    Boundary,
+    Called,
+    Entry,
+    Happened,
+    Ran,
+    Returned,
+    Said,
+    Spent,
+    lines_of,
+    live_entry,
+)
 
 
 def _first_line(text: str, limit: int = 160) -> str:
@@ -60,48 +74,52 @@ class LiveView:
         return f"{tokens} · {cost} so far"
 
     def emit(self, event: ev.Event) -> None:
-        match event:
-            case ev.TextDelta(text=t) if self.stream_text:
-                self._write(self.redact(t))
+        self.show(live_entry(event))
+
+    def show(self, e: Entry) -> None:
+        match e:
+            case Said(streamed=True) if self.stream_text:
+                self._write(self.redact(e.text))
                 self._mid_text = True
-            case ev.Message(text=t) if not self.stream_text:
-                for part in visible(t).strip().split("\n"):  # a `\r` is shown, not a line end
-                    self.line(f"  │ {part}")
-            case ev.Message():
-                self.line("")
-            case ev.SessionStarted(session_number=n, branch=b):
-                self.line(f"── session {n}" + (f" · {b}" if b else ""))
-            case ev.CommandStarted(command=c):
-                self.line(f"  $ {_first_line(self.redact(c))}")
-            case ev.Command(exit_code=code, duration_ms=ms, output_bytes=size, timed_out=to):
-                status = "killed (timeout)" if to else ("killed" if code is None else f"exit {code}")
-                self.line(f"    → {status} in {ms / 1000:.1f}s, {size:,} bytes of output")
-            case ev.ToolCall(name=name, input=inp) if name != "shell":
-                detail = " ".join(
-                    str(inp.get(k, "")) for k in ("command", "action", "path", "key") if k in inp
-                )
-                self.line(f"  • {name} {_first_line(self.redact(detail), 100)}")
-            case ev.ToolResult(name=name, is_error=True, content=c):
-                self.line(f"    ! {name} failed: {_first_line(self.redact(c))}")
-            case ev.TokenCount(input=i, output=o, cache_read=r, cache_write=w, cost_usd=c):
-                self.tokens += i + o + r + w
-                self.cost += c
-            case ev.TurnCompleted(steps=s):
-                self.line(f"  turn ended · {s} steps · {self._spent()}")
-            case ev.TurnAborted(reason=why, detail=d):
-                self.line(f"  turn ended ({why}: {d}) · {self._spent()}")
-            case ev.Retry(attempt=a, cause=c, wait_secs=w):
-                self.line(f"  ! model call failed ({c}); retry {a} in {w:.1f}s")
-            case ev.UserInput(text=t):
-                self.line(f"  > {t}")
-            case ev.Error(message=m):
-                self.line(f"  ✗ {m}")
-            case ev.Notice(message=m):
-                self.line(f"  · {m}")
-            case ev.SessionEnded(status=st, reason=r):
-                self.line(f"  session {st}" + (f": {r}" if r else ""))
-            case _:
+            case Said(streamed=True):
                 pass
+            case Said(who="user"):
+                self.line(f"  > {e.text}")
+            case Said() if not self.stream_text:
+                for part in lines_of(e.text.strip()):
+                    self.line(f"  │ {part}")
+            case Said():
+                self.line("")  # its text was streamed: end the line
+            case Ran(done=False):
+                self.line(f"  $ {_first_line(self.redact(e.command))}")
+            case Ran():
+                self.line(f"    → {e.status} in {e.seconds:.1f}s, {e.output_bytes or 0:,} bytes of output")
+            case Called() if e.tool != "shell":
+                self.line(f"  • {e.tool} {_first_line(self.redact(e.gist), 100)}")
+            case Returned(is_error=True):
+                self.line(f"    ! {e.tool} failed: {_first_line(self.redact(e.content))}")
+            case Spent():
+                self.tokens += e.total
+                self.cost += e.cost_usd
+            case Happened(kind="retry"):
+                self.line(f"  ! model call failed ({e.label}); {e.text}")
+            case Happened(kind="error"):
+                self.line(f"  ✗ {e.text}")
+            case Happened():
+                self.line(f"  · {e.text}")
+            case Boundary():
+                self._boundary(e)
+
+    def _boundary(self, e: Boundary) -> None:
+        match e.kind:
+            case "session_started":
+                self.line(f"── session {e.session_number}" + (f" · {e.branch}" if e.branch else ""))
+            case "turn_completed":
+                self.line(f"  turn ended · {e.steps} steps · {self._spent()}")
+            case "turn_aborted":
+                self.line(f"  turn ended ({e.outcome}: {e.detail}) · {self._spent()}")
+            case "session_ended":
+                self.line(f"  session {e.outcome}" + (f": {e.detail}" if e.detail else ""))
 
 
 class RichView(LiveView):
@@ -133,20 +151,20 @@ class RichView(LiveView):
         except (OSError, ValueError):
             self.broken = True
 
-    def emit(self, event: ev.Event) -> None:
-        super().emit(event)
-        match event:
-            case ev.TurnStarted():
+    def show(self, e: Entry) -> None:
+        super().show(e)
+        match e:
+            case Boundary(kind="turn_started"):
                 self.steps, self.activity = 0, "waiting for the model"
-            case ev.TokenCount():
+            case Spent():
                 self.steps += 1
-            case ev.TextDelta():
+            case Said(streamed=True):
                 self.activity = "the model is writing"
-            case ev.CommandStarted(command=c):
-                self.activity = f"running $ {_first_line(self.redact(c), 60)}"
-            case ev.Command() | ev.ToolResult() | ev.ToolCall():
+            case Ran(done=False):
+                self.activity = f"running $ {_first_line(self.redact(e.command), 60)}"
+            case Ran() | Returned() | Called():
                 self.activity = "waiting for the model"
-            case ev.TurnCompleted() | ev.TurnAborted():
+            case Boundary(kind="turn_completed" | "turn_aborted"):
                 self.activity = "between iterations"
             case _:
                 return

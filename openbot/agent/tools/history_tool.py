@@ -1,24 +1,25 @@
 """The `session_history` tool: the agent looks back at its earlier sessions on this project.
 
 `list` shows one line per session; `view` renders one session's events.jsonl as lines (messages,
-commands with exit codes and output excerpts) and pages from the end, since the end of a session (what
-it concluded, where it stopped) is what a later session usually needs first.
+commands with exit codes and output excerpts, as openbot.views.transcript_text words them for the model)
+and pages from the end, since the end of a session (what it concluded, where it stopped) is what a later
+session usually needs first.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
 from openbot.events import read_events
+from openbot.views.escapes import one_line
+from openbot.views.transcript import entries
+from openbot.views.transcript_text import model_lines
 
 LIST_LIMIT = 10
 VIEW_LIMIT = 60
 MAX_LIMIT = 500
-MAX_LINE_CHARS = 500
-EXCERPT_HEAD, EXCERPT_TAIL = 3, 6
 
 SPEC = ToolSpec(
     name="session_history",
@@ -43,62 +44,6 @@ SPEC = ToolSpec(
 )
 
 
-def _clip(line: str) -> str:
-    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [...]"
-
-
-def _one_line(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _excerpt(output: str) -> list[str]:
-    lines = output.splitlines()
-    if len(lines) > EXCERPT_HEAD + EXCERPT_TAIL + 1:
-        cut = len(lines) - EXCERPT_HEAD - EXCERPT_TAIL
-        lines = [*lines[:EXCERPT_HEAD], f"[... {cut} lines]", *lines[-EXCERPT_TAIL:]]
-    return [f"  | {line}" for line in lines]
-
-
-def _command_lines(e: dict[str, Any]) -> list[str]:
-    if e.get("exit_code") is None:
-        status = "timed out" if e.get("timed_out") else "killed"
-    else:
-        status = f"exit {e['exit_code']}"
-    first, *rest = str(e.get("command", "")).splitlines() or [""]
-    secs = e.get("duration_ms", 0) / 1000
-    lines = [f"$ {first}    ({status}, {secs:.1f} s, {e.get('tool_use_id', '')})"]
-    lines += [f"  > {line}" for line in rest]
-    return lines + _excerpt(str(e.get("output", "")))
-
-
-def render(events: list[dict[str, Any]], section: str) -> list[str]:
-    """A session's events as transcript lines for one section: response, commands or all."""
-    want_all = section == "all"
-    want_text, want_commands = want_all or section == "response", want_all or section == "commands"
-    out: list[str] = []
-    for e in events:
-        kind = e.get("type")
-        if kind == "message" and want_text:
-            out += [f"[{e.get('role', 'assistant')}]", *str(e.get("text", "")).splitlines()]
-        elif kind == "user_input" and want_text:
-            out += ["[user]", *str(e.get("text", "")).splitlines()]
-        elif kind == "command" and want_commands:
-            out += _command_lines(e)
-        elif not want_all:
-            continue
-        elif kind == "tool_call" and e.get("name") != "shell":
-            out.append(f"[tool {e.get('name')}] {json.dumps(e.get('input'), ensure_ascii=False)}")
-        elif kind == "tool_result" and e.get("is_error"):
-            out.append(f"[tool {e.get('name')} failed] {_one_line(str(e.get('content', '')), 300)}")
-        elif kind in ("error", "notice"):
-            out.append(f"[{kind}] {_one_line(str(e.get('message', '')), 300)}")
-        elif kind in ("session_ended", "turn_aborted"):
-            detail = e.get("status") or e.get("reason")
-            out.append(f"[{kind}] {detail} {e.get('reason') or e.get('detail') or ''}".rstrip())
-    return [_clip(line) for line in out]
-
-
 class SessionHistoryTool:
     spec = SPEC
 
@@ -119,7 +64,7 @@ class SessionHistoryTool:
         lines = []
         for m in sessions:
             when = m.started_at[:16].replace("T", " ")
-            summary = _one_line(m.response_summary or m.prompt_summary or "")
+            summary = one_line(m.response_summary or m.prompt_summary or "", 120)
             lines.append(f"#{m.session_number}  {when}  {m.status}  {m.action or '-'}  {summary}")
         return "\n".join(lines)
 
@@ -130,7 +75,7 @@ class SessionHistoryTool:
         if offset < 0:
             raise ToolFailed(f"offset must be 0 or more, got {offset}")
         meta = ctx.history.get(str(number))
-        lines = render(list(read_events(ctx.history.events_path(meta.session_id))), section)
+        lines = model_lines(entries(read_events(ctx.history.events_path(meta.session_id))), section)
         total = len(lines)
         if not total:
             return f"Session {number} ({meta.status}) has no {section} lines."
