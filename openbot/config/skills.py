@@ -186,14 +186,24 @@ def _shipped(names: list[str]) -> tuple[list[Skill], list[InvalidSkill]]:
 
 
 def check_skills(
-    bot: str, repo_root: Path | None, shipped: list[str]
+    bot: str,
+    repo_root: Path | None,
+    shipped: list[str],
+    *,
+    repo_skills: bool = True,
+    committed: bool | None = None,
 ) -> tuple[list[Skill], list[InvalidSkill]]:
-    """The skills a bot's prompt gets (one per name, the most specific layer winning), and skipped files."""
+    """The skills a bot's prompt gets (one per name, the most specific layer winning), and skipped files.
+
+    A run passes `repo_skills` (the repo's skills are trusted) and `committed` (the committed bot runs, not
+    a home bot of its name); by default both layers count wherever they exist (for listing)."""
     layers = [_shipped(shipped), scan(paths.global_skills_dir(), "global")]
-    if repo_root is not None:
+    if repo_root is not None and repo_skills:
         layers.append(scan(paths.repo_skills_dir(repo_root), "repo"))
     layers.append(scan(paths.bot_skills_dir(bot), "bot"))
-    if repo_root is not None and (paths.repo_bots_dir(repo_root) / bot / "config.md").is_file():
+    if committed is None:
+        committed = repo_root is not None and (paths.repo_bots_dir(repo_root) / bot / "config.md").is_file()
+    if repo_root is not None and committed:
         layers.append(scan(paths.repo_bots_dir(repo_root) / bot / "skills", "bot"))
     merged: dict[str, Skill] = {}
     invalid: list[InvalidSkill] = []
@@ -206,13 +216,18 @@ def check_skills(
 
 
 def load_skills_checked(
-    bot: str, repo_root: Path | None, shipped: list[str]
+    bot: str,
+    repo_root: Path | None,
+    shipped: list[str],
+    *,
+    repo_skills: bool = True,
+    committed: bool | None = None,
 ) -> tuple[list[Skill], list[str]]:
     """The bot's prompt skills, and one warning line per skill file skipped because it does not load.
 
     A bad file (maybe one the bot wrote itself) must not stop every later run: it is left out and reported.
     """
-    skills, invalid = check_skills(bot, repo_root, shipped)
+    skills, invalid = check_skills(bot, repo_root, shipped, repo_skills=repo_skills, committed=committed)
     return skills, [i.warning(bot) for i in invalid]
 
 

@@ -168,7 +168,35 @@ def _checkout_paths(workdir: Path) -> list[Path]:
     cannot be created, and commits are impossible — the user commits.
     """
     protected = {Path(".git")} | {Path(sub) / ".git" for sub in _submodule_paths(workdir)}
+    protected |= _config_paths(workdir)
     return _paths_around(workdir, workdir, protected)
+
+
+def _config_paths(workdir: Path) -> set[Path]:
+    """What in the checkout configures later runs outside the sandbox: `.openbot/` (bots, skills) and an
+    in-tree hooks directory (`core.hooksPath`, e.g. `.githooks`, husky's `.husky/_` and `.husky/`)."""
+    import subprocess
+
+    found = {Path(".openbot")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        out = subprocess.run(
+            ["git", "config", "--get", "core.hooksPath"],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    hooks = (workdir / Path(out).expanduser()).resolve() if out else None
+    if hooks is not None and hooks.is_relative_to(workdir) and hooks != workdir:
+        rel = hooks.relative_to(workdir)
+        found.add(rel)
+        if rel.name == "_" and rel.parent != Path("."):  # husky: `_/` runs the hooks kept beside it
+            found.add(rel.parent)
+    return found
 
 
 def _paths_around(root: Path, directory: Path, protected: set[Path]) -> list[Path]:

@@ -160,3 +160,13 @@ class Conversation:
             self._write({"op": "replace_last", "message": self.messages[-1]})
         else:
             self.append({"role": "user", "content": [block]})
+
+
+def check_file(path: Path) -> None:
+    """Validate a saved conversation without changing it (a torn last line is allowed: `load` drops it)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    for number, raw in enumerate(data[: data.rfind(b"\n") + 1].splitlines(), 1):
+        _record(raw, path, number)

@@ -25,7 +25,6 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import NotFoundError, UsageError
-from openbot.files import write_atomic
 
 SESSION_STATUSES = ("running", "completed", "limit", "interrupted", "failed")
 UNKNOWN = "unknown"  # shown for a session whose metadata.json cannot be read; never written
@@ -182,11 +181,14 @@ class History:
     def events_path(self, session_id: str) -> Path:
         return self.session_dir(session_id) / "events.jsonl"
 
-    def save(self, meta: SessionMeta) -> None:
+    def save(self, meta: SessionMeta, *, final: bool = False) -> None:
+        """Write metadata.json; `final` (the end of a run) still succeeds on a full disk (write_record)."""
         if meta.status not in SESSION_STATUSES:
             raise UsageError(f"session status {meta.status!r} is not one of {', '.join(SESSION_STATUSES)}")
-        text = json.dumps(meta.to_dict(), ensure_ascii=False, indent=2) + "\n"
-        write_atomic(self.session_dir(meta.session_id) / "metadata.json", text)
+        from openbot.state.runstate import write_record  # padded: its final state fits on a full disk
+
+        text = json.dumps(meta.to_dict(), ensure_ascii=False, indent=2)
+        write_record(self.session_dir(meta.session_id) / "metadata.json", text, final=final)
 
     def _read(self, session_id: str) -> SessionMeta:
         path = self.session_dir(session_id) / "metadata.json"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import re
@@ -22,6 +23,41 @@ from openbot.files import write_atomic
 RUN_ID_RE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4,32}$")
 _SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
 STATUSES = ("running", "completed", "limit", "interrupted", "failed")
+
+
+RESERVE = 4096  # records are padded to whole blocks, so a full disk can still take their final state
+
+
+def write_record(path: Path, text: str, *, final: bool = False) -> None:
+    """`write_atomic`, padded with spaces to whole 4 KiB blocks. A `final` write on a full disk (ENOSPC,
+    EDQUOT) rewrites the file in place within the blocks it already has: a run's final state (failed, its
+    WIP commit) is recorded even then. Otherwise, and when that does not fit either, the OSError is raised
+    (mid-run, a full disk ends the run)."""
+    body = text.encode("utf-8")
+    size = -(-(len(body) + 1) // RESERVE) * RESERVE
+    try:
+        write_atomic(path, body.ljust(size - 1) + b"\n")
+    except OSError as e:
+        if not final or e.errno not in (errno.ENOSPC, errno.EDQUOT) or not _rewrite_in_place(path, body):
+            raise
+
+
+def _rewrite_in_place(path: Path, body: bytes) -> bool:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        if len(body) + 1 > size:
+            return False
+        os.pwrite(fd, body.ljust(size - 1) + b"\n", 0)
+        os.fsync(fd)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def new_run_id() -> str:
@@ -77,10 +113,11 @@ class RunRecord:
     def conversation_path(self) -> Path:
         return self.dir / "conversation.jsonl"
 
-    def save(self) -> None:
+    def save(self, *, final: bool = False) -> None:
+        """Write run.json; `final` (the end of a run) still succeeds on a full disk (see write_record)."""
         self.updated_at = datetime.now(UTC).isoformat(timespec="seconds")
         paths.make_private_dir(self.dir)
-        write_atomic(self.dir / "run.json", json.dumps(dataclasses.asdict(self), indent=2))
+        write_record(self.dir / "run.json", json.dumps(dataclasses.asdict(self), indent=2), final=final)
 
     def process_alive(self) -> bool | None:
         """For a `running` record of this machine: is its process alive? None when that cannot be known
