@@ -15,6 +15,7 @@ import typer
 
 from openbot.cli.app import app
 from openbot.errors import OpenbotError, UsageError
+from openbot.views.escapes import visible, visible_json
 
 bots_app = typer.Typer(name="bots", help="List, create, show and delete bots.", no_args_is_help=True)
 app.add_typer(bots_app)
@@ -44,7 +45,7 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print a JSON list 
 
     rows = [_row(ref, shadowed) for ref, shadowed in bots_by_source(repo_root())]
     if as_json:
-        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        typer.echo(visible_json(json.dumps(rows, ensure_ascii=False, indent=2)))
         return
     if not rows:
         typer.echo("no bots yet; create one with `openbot bots create <name>`")
@@ -53,7 +54,7 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print a JSON list 
     for r in rows:
         what = f"invalid: {r['error']}" if r["error"] else f"{r['model']}  {r['description']}".rstrip()
         mark = "  (shadowed by your home bot; --bot-source repo runs it)" if r["shadowed"] else ""
-        typer.echo(f"{r['name']:<{width}}  {r['source']:<4}  {what}{mark}")
+        typer.echo(visible(f"{r['name']:<{width}}  {r['source']:<4}  {what}{mark}"))
 
 
 @bots_app.command()
@@ -98,17 +99,19 @@ def show(
             "docs": docs,
             "instructions": bot_file.instructions,
         }
-        typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        typer.echo(visible_json(json.dumps(doc, ensure_ascii=False, indent=2)))
         return
-    typer.echo(f"name: {name}\nsource: {ref.source}\npath: {ref.config_path}\nconfig:")
+    # A committed bot may come from anyone with push access (or a bot's own branch): what the user reviews
+    # before `openbot trust` must be what is there, so escape sequences are shown, never interpreted.
+    typer.echo(visible(f"name: {name}\nsource: {ref.source}\npath: {ref.config_path}\nconfig:"))
     shown = {key: toml_value(value) for key, value in config.items()}
     width = max(map(len, config))
     value_width = min(max(map(len, shown.values())), 24)  # a long model path must not push every doc right
     for key, value in shown.items():
         origin = "config.md" if key in bot_file.values else "default"
-        typer.echo(f"  {key:<{width}} = {value:<{value_width}}  {origin:<9}  # {docs[key]}")
+        typer.echo(visible(f"  {key:<{width}} = {value:<{value_width}}  {origin:<9}  # {docs[key]}"))
     typer.echo("instructions:")
-    typer.echo(bot_file.instructions or "(none)")
+    typer.echo(visible(bot_file.instructions or "(none)"))
 
 
 @bots_app.command()
