@@ -153,6 +153,22 @@ class Notice(Event):
     data: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class McpCall(Event):
+    """A call to a tool of an MCP server (docs/MCP.md); `output` is what the model saw, redacted."""
+
+    type: ClassVar[str] = "mcp_call"
+    tool_use_id: str
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    duration_ms: int
+    is_error: bool
+    output: str
+    output_bytes: int
+    full_output_path: str = ""  # set when the output was compacted
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

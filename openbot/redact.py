@@ -58,8 +58,9 @@ class Redactor:
         self._literals_re = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> Redactor:
-        return cls(v for k, v in environ.items() if k in NEVER or is_secret_name(k))
+    def from_env(cls, environ: Mapping[str, str], also: Iterable[str] = ()) -> Redactor:
+        """Secret-looking variables' values, plus `also` (what the config's `${NAME}` references give)."""
+        return cls([*(v for k, v in environ.items() if k in NEVER or is_secret_name(k)), *also])
 
     def redact(self, text: str) -> str:
         # `in` is a fast C substring search; each regex scans only text it may match.

@@ -82,7 +82,9 @@ def run_command(
     )
     plan = plan_run(req)  # every usage/config error surfaces here, before anything is created
     in_ci = ci.in_ci(os.environ)
-    view = make_view(Redactor.from_env(os.environ).redact, in_ci)
+    from openbot.config.integrations import secret_values
+
+    view = make_view(Redactor.from_env(os.environ, also=secret_values(plan.config, os.environ)).redact, in_ci)
     cancel = threading.Event()
     guard = SignalGuard(cancel)
     guard.install()

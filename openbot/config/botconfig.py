@@ -55,8 +55,8 @@ NOT_NEGATIVE = Range()
 def _f(default: Any, doc: str, choices: tuple[str, ...] = (), allowed: Range = NOT_NEGATIVE) -> Any:
     """A BotConfig field; numbers get `allowed` (default: not negative), checked by `validate`."""
     metadata = {"doc": doc, "choices": choices, "range": allowed}
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata=metadata)
+    if isinstance(default, list | dict):
+        return field(default_factory=lambda: type(default)(default), metadata=metadata)
     return field(default=default, metadata=metadata)
 
 
@@ -115,6 +115,9 @@ class BotConfig:
         "Silence on a model stream longer than this is a stall (the call is re-sent).",
         allowed=Range(1, high=3600),
     )
+    # MCP servers and notifications: tables checked by config/mcp.py and config/notify.py (docs/MCP.md).
+    mcp_servers: dict[str, Any] = _f({}, "MCP servers whose tools the bot may use: [mcp_servers.<name>].")
+    notify: list[dict[str, Any]] = _f([], "Where to report how a run ended: [[notify]] with url or command.")
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -135,6 +138,8 @@ def _type_ok(value: Any, hint: Any) -> bool:
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):
         return any(_type_ok(value, a) for a in get_args(hint))
+    if origin is dict or hint is dict:
+        return isinstance(value, dict)
     if origin is list:
         (item,) = get_args(hint)
         return isinstance(value, list) and all(_type_ok(v, item) for v in value)
@@ -149,8 +154,10 @@ def _type_ok(value: Any, hint: Any) -> bool:
 
 def _type_name(hint: Any) -> str:
     names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+    if get_origin(hint) is dict:
+        return "a table"
     if get_origin(hint) is list:
-        return "a list of strings"
+        return "a list of tables" if get_args(hint)[0] is not str else "a list of strings"
     return names.get(hint, str(hint))
 
 
@@ -262,7 +269,16 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
     _check_env_passthrough(values.get("env_passthrough", []), source)
     _check_thinking(values.get("thinking", ""), source)
     _check_shipped_skills(values.get("shipped_skills", []), source)
+    _check_integrations(values, source)
     return BotConfig(**values)
+
+
+def _check_integrations(values: dict[str, Any], source: str) -> None:
+    from openbot.config.mcp import parse_servers
+    from openbot.config.notify import parse_targets
+
+    parse_servers(values.get("mcp_servers", {}), source, bool(values.get("network", False)))
+    parse_targets(values.get("notify", []), source)
 
 
 def parse_text(text: str, path: Path) -> BotFile:

@@ -18,6 +18,7 @@ from typing import Any
 from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, is_scripted
 from openbot.config.botconfig import BotConfig, BotFile, resolve
 from openbot.config.bots import BotRef, find_bot
+from openbot.config.integrations import check_environment
 from openbot.errors import UsageError
 from openbot.git.repo import RepoInfo, find_repo
 from openbot.state.project import Project, resolve_project
@@ -112,6 +113,7 @@ def plan_run(req: RunRequest) -> RunPlan:
     if resume is not None:
         _check_resumable(resume)
     _check_sandbox(config, req.cwd)
+    check_environment(config, str(bot_file.path), os.environ)  # an unset ${NAME} fails now, not mid-run
     from openbot.paths import memory_file
     from openbot.state.memory import MemoryStore
 
@@ -216,9 +218,12 @@ class RunResult:
 
 
 def run(plan: RunPlan, view: Any, inbox: Any, guard: Any, cancel: threading.Event) -> RunResult:
+    from openbot.run.notify import notify_run
     from openbot.run.runner import Runner
 
-    return Runner(plan, view, inbox, guard, cancel).execute()
+    result = Runner(plan, view, inbox, guard, cancel).execute()
+    notify_run(plan, result, view)
+    return result
 
 
 def new_record(plan: RunPlan) -> RunRecord:

@@ -7,7 +7,7 @@ import threading
 import time
 from itertools import count
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openbot import paths
 from openbot.agent.budget import Budget
@@ -17,11 +17,13 @@ from openbot.agent.prompt import IterationState, PromptParts, iteration_prompt, 
 from openbot.agent.tools.base import ToolContext
 from openbot.agent.tools.registry import default_tools
 from openbot.agent.turn import Turn, TurnLimits
+from openbot.config.integrations import secret_values
 from openbot.config.skills import load_skills_checked
 from openbot.errors import ConfigError, OpenbotError
 from openbot.events import Error, EventLog, Notice, SessionEnded, SessionStarted, TeeSink
 from openbot.files import write_atomic
 from openbot.redact import Redactor
+from openbot.run.mcp_servers import start_mcp
 from openbot.run.plan import (
     EXIT_FAILED,
     EXIT_OK,
@@ -37,13 +39,16 @@ from openbot.state.history import History, SessionMeta
 from openbot.state.memory import MemoryStore
 from openbot.stops import Interrupted, Stop
 
+if TYPE_CHECKING:
+    from openbot.agent.tools.mcp import McpHub
+
 
 class Runner:
     def __init__(self, plan: RunPlan, view: Any, inbox: Any, guard: Any, cancel: threading.Event) -> None:
         self.plan, self.view, self.inbox, self.guard, self.cancel = plan, view, inbox, guard, cancel
         self.config = plan.config
         self.record = new_record(plan)
-        self.redactor = Redactor.from_env(os.environ)
+        self.redactor = Redactor.from_env(os.environ, also=secret_values(self.config, os.environ))
         self.history = History(paths.history_dir(plan.bot.name, self.record.project))
         self.memory = MemoryStore(paths.memory_file(plan.bot.name, self.record.project))
         # Budgets apply to each invocation; the run record's totals add up across resumes.
@@ -59,6 +64,7 @@ class Runner:
         self.pending_input: list[str] = []
         self.skills: list[Any] | None = None
         self.skill_problems: set[str] = set()
+        self.mcp: McpHub | None = None
 
     # ── the loop ──────────────────────────────────────────────────────────────────────────────────
     def execute(self) -> RunResult:
@@ -108,6 +114,8 @@ class Runner:
         if self.plan.bot.source == "repo":
             self.view.line(f"· using the bot committed in this repository: {self.plan.bot.config_path}")
         self.workspace.open()
+        self.mcp = start_mcp(self.plan, self.workspace, self.record.dir / "mcp")
+        self.tools += self.mcp.tools() if self.mcp else []
         if self.plan.resume is not None:
             self.conversation = Conversation.load(self.record.conversation_path, self.redactor.redact)
         if hasattr(self.view, "budget"):
@@ -118,6 +126,8 @@ class Runner:
         self.guard.finishing = True
         rec = self.record
         try:
+            if self.mcp is not None:
+                self.mcp.close()  # before the WIP commit: a server must not write into it
             failure = self.workspace.close(self.completion)
             if failure:
                 self._set_status("failed", EXIT_FAILED, failure)
@@ -207,6 +217,8 @@ class Runner:
         )
         if ws.sandbox.unconfined_warning:
             sink.emit(Notice(kind="sandbox_unconfined", message=ws.sandbox.unconfined_warning))
+        for notice in self.mcp.take_notices() if self.mcp else []:
+            sink.emit(notice)
         self.conversation.add_user_text(iteration_prompt(state))
         self.pending_input = []
         turn = Turn(

@@ -1,0 +1,198 @@
+"""Telling someone how a run ended: each `[[notify]]` target whose `on` list has the run's status gets the
+run summary — a webhook as a JSON POST (with a Slack-compatible `text`), a command as JSON on stdin.
+
+Delivery never decides the run's outcome: a failure is one warning line, and all targets together hold the
+exit for at most DEADLINE_SECS (they are delivered in parallel; whatever is still going then is abandoned).
+Webhooks are retried on connection errors, 429 and 5xx; commands are not (they may have acted already).
+URLs are shown as written in config.md (`${SLACK_WEBHOOK_URL}`), never expanded; every message is redacted.
+The payload is documented in docs/EVENTS.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from openbot.config import envrefs
+from openbot.config.notify import NotifyTarget
+
+DEADLINE_SECS = 10.0
+ATTEMPTS = 3
+BACKOFF_SECS = (0.5, 1.5)
+ICONS = {
+    "completed": ":white_check_mark:",
+    "failed": ":x:",
+    "limit": ":hourglass:",
+    "interrupted": ":stop_sign:",
+}
+
+
+@dataclass(frozen=True)
+class Delivery:
+    target: NotifyTarget
+    ok: bool
+    detail: str  # one line: what happened (redacted)
+
+
+def payload(summary: dict[str, Any], repo: str) -> dict[str, Any]:
+    """The run summary (`openbot run --json`) plus `repo` and a Slack-compatible `text`."""
+    body = {**summary, "repo": repo}
+    body["text"] = slack_text(body)
+    return body
+
+
+def slack_text(p: dict[str, Any]) -> str:
+    status = p.get("status", "")
+    head = f"{ICONS.get(status, '')} openbot: *{p.get('bot', '')}* {status}".strip()
+    if p.get("reason"):
+        head += f" ({p['reason']})"
+    lines = [head]
+    tokens = sum((p.get("tokens") or {}).values())
+    where = f"branch `{p['branch']}`" if p.get("branch") else "no branch"
+    lines.append(
+        f"{where} · {p.get('iterations', 0)} iterations · {tokens:,} tokens · ${p.get('cost_usd', 0):.2f}"
+    )
+    if p.get("summary"):
+        lines.append(str(p["summary"]).splitlines()[0][:300])
+    if p.get("action"):
+        lines.append(
+            f"action: {p['action']}" + (f" — {p['action_message']}" if p.get("action_message") else "")
+        )
+    if p.get("resume_command"):
+        lines.append(f"resume: `{p['resume_command']}`")
+    return "\n".join(lines)
+
+
+def deliver(
+    targets: list[NotifyTarget],
+    body: dict[str, Any],
+    environ: Mapping[str, str],
+    redact: Callable[[str], str],
+    deadline_secs: float = DEADLINE_SECS,
+) -> list[Delivery]:
+    """Deliver `body` to every target that wants this status, in parallel, within `deadline_secs`."""
+    wanted = [t for t in targets if body.get("status") in t.on]
+    results: dict[int, Delivery] = {}
+    deadline = time.monotonic() + deadline_secs
+
+    def one(target: NotifyTarget) -> None:
+        try:
+            results[target.index] = _deliver_one(target, body, environ, deadline)
+        except Exception as e:  # a bug here must not turn into a failed run
+            results[target.index] = Delivery(target, False, f"{type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=one, args=(t,), daemon=True) for t in wanted]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()) + 0.2)
+    out = []
+    for t in wanted:
+        found = results.get(t.index) or Delivery(t, False, f"gave up after {deadline_secs:g} s")
+        out.append(Delivery(t, found.ok, redact(found.detail)))
+    return out
+
+
+def _deliver_one(
+    target: NotifyTarget, body: dict[str, Any], environ: Mapping[str, str], deadline: float
+) -> Delivery:
+    data = json.dumps(body).encode()
+    if target.command:
+        return _run_command(target, data, environ, deadline)
+    try:
+        url = envrefs.expand(target.url, environ, "notify", f"notify[{target.index}].url")
+    except Exception as e:
+        return Delivery(target, False, str(e))
+    detail = ""
+    for attempt in range(ATTEMPTS):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0.05:
+            break
+        ok, retry, detail = _post(url, data, min(5.0, remaining))
+        if ok or not retry:
+            return Delivery(target, ok, detail)
+        if attempt < len(BACKOFF_SECS):
+            time.sleep(min(BACKOFF_SECS[attempt], max(0.0, deadline - time.monotonic() - 0.1)))
+    return Delivery(target, False, f"{detail} (gave up after {attempt + 1} attempt(s))")
+
+
+def _post(url: str, data: bytes, timeout: float) -> tuple[bool, bool, str]:
+    """(delivered, worth retrying, what happened)."""
+    request = urllib.request.Request(
+        url, data=data, method="POST", headers={"Content-Type": "application/json", "User-Agent": "openbot"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return True, False, f"HTTP {response.status}"
+    except urllib.error.HTTPError as e:
+        return False, e.code == 429 or e.code >= 500, f"HTTP {e.code} {e.reason}"
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        return False, True, f"cannot connect: {reason}"
+
+
+def _run_command(target: NotifyTarget, data: bytes, environ: Mapping[str, str], deadline: float) -> Delivery:
+    from openbot.envpolicy import NEVER
+
+    env = {k: v for k, v in environ.items() if k not in NEVER}  # the user's command; never the model key
+    try:
+        proc = subprocess.Popen(
+            list(target.command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as e:
+        return Delivery(target, False, f"cannot start: {e.strerror or e}")
+    try:
+        _, err = proc.communicate(data, timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        return Delivery(target, False, f"still running after {DEADLINE_SECS:g} s: stopped")
+    if proc.returncode != 0:
+        tail = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        return Delivery(
+            target, False, f"exit code {proc.returncode}" + (f": {tail[0][:200]}" if tail[0] else "")
+        )
+    return Delivery(target, True, "exit code 0")
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def report(deliveries: list[Delivery], line: Callable[[str], None]) -> None:
+    for d in deliveries:
+        if d.ok:
+            line(f"· notified {d.target.label}: {d.detail}")
+        else:
+            line(f"!! WARNING: could not notify {d.target.label}: {d.detail}")
+
+
+def notify_run(plan: Any, result: Any, view: Any) -> None:
+    """Deliver the ended run's summary to the bot's `[[notify]]` targets; warnings go to the terminal."""
+    from openbot.config.integrations import notify_targets, secret_values
+    from openbot.redact import Redactor
+
+    targets = notify_targets(plan.config)
+    if not targets:
+        return
+    redactor = Redactor.from_env(os.environ, also=secret_values(plan.config, os.environ))
+    repo = str(plan.repo.workdir) if plan.repo is not None else str(plan.req.cwd)
+    body = redactor.redact_obj(payload(result.to_json(), repo))
+    report(deliver(targets, body, os.environ, redactor.redact), view.line)
