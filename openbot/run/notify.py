@@ -173,7 +173,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    proc.wait()
+    proc.communicate()  # reaps it and closes the pipes
 
 
 def report(deliveries: list[Delivery], line: Callable[[str], None]) -> None:

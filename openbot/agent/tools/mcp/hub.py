@@ -114,4 +114,6 @@ def _where(spec: McpServerSpec) -> str:
 
     if spec.url:
         return f"(streamable HTTP over the network: {shown_url(spec.url)})"
-    return "(stdio, sandboxed" + (", network allowed for this server)" if spec.allow_network else ")")
+    return "(stdio, in the run's sandbox" + (
+        ", network allowed for this server)" if spec.allow_network else ")"
+    )
