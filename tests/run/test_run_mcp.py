@@ -115,7 +115,8 @@ def http_server(tmp_path: Path) -> Iterator[str]:
 
 
 def test_an_http_server_needs_an_allowance_said_at_the_start(repo: Path, http_server: str) -> None:
-    table = f'[mcp_servers.docs]\nurl = "{http_server}"\nheaders = {{ Authorization = "Bearer ${{DOCS_TOKEN}}" }}\n'
+    headers = 'headers = { Authorization = "Bearer ${DOCS_TOKEN}" }'
+    table = f'[mcp_servers.docs]\nurl = "{http_server}"\n{headers}\n'
     make_bot("http", [reply("done")], config="sleep_secs = 0\n" + table)
     refused = run_cli("run", "http", cwd=repo, env={"DOCS_TOKEN": "docs-token-value-123"})
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
