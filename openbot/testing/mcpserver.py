@@ -87,7 +87,8 @@ def hidden_tool() -> str:
 
 
 def _serve_http(port_file: Path) -> None:
-    import anyio
+    import asyncio
+
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -99,7 +100,7 @@ def _serve_http(port_file: Path) -> None:
     tmp = port_file.with_suffix(".tmp")
     tmp.write_text(str(sock.getsockname()[1]))
     tmp.replace(port_file)  # whole, so a reader never sees half a number
-    anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
 
 
 def main(argv: list[str]) -> None:
