@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from openbot import paths
-from tests.helpers import git, run_cli, sessions
+from tests.helpers import events, git, run_cli, sessions
 
 REAL_BOTS = sorted(p.parent.name for p in paths.SHIPPED_BOTS.glob("*/dry-run.json"))
 
@@ -31,8 +31,13 @@ def test_each_shipped_bot_dry_runs(repo: Path, bot: str) -> None:
     out = run_cli("run", bot, "--model", f"scripted:{script}", "--max-iterations", "1", "--json", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["status"] == "completed"
-    assert len(sessions(bot)) == 1
+    [session] = sessions(bot)
+    calls = [e for e in events(session) if e["type"] == "mcp_call"]
+    assert all(not c["is_error"] for c in calls), calls  # a bot's own MCP server answers its dry run
+    if bot == "release-notes":
+        assert [c["tool"] for c in calls] == ["last_release", "commits_since"]
+        assert "initial" in calls[1]["output"]
 
 
 def test_there_are_real_shipped_bots() -> None:
-    assert {"test-writer", "docs-fixer", "todo-triager"} <= set(REAL_BOTS)
+    assert {"test-writer", "docs-fixer", "todo-triager", "release-notes"} <= set(REAL_BOTS)

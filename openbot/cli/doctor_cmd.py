@@ -146,6 +146,7 @@ def check_skills(repo_root: Path | None) -> list[Check]:
 
 def all_checks() -> list[Check]:
     from openbot.cli.bots_cmd import repo_root
+    from openbot.cli.doctor_mcp import check_mcp
 
     root = repo_root()
     return [
@@ -154,6 +155,7 @@ def all_checks() -> list[Check]:
         check_api_key(),
         check_sandbox(),
         *check_bots(root),
+        *check_mcp(root),
         *check_skills(root),
     ]
 

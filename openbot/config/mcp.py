@@ -177,7 +177,7 @@ def _check_http(spec: McpServerSpec, source: str, where: str, network: bool) -> 
         raise ConfigError(
             f"{source}: MCP server '{spec.name}' is reached over the network ({where}.url) but the bot has "
             "network = false",
-            hint=f"set allow_network = true in [{where}] (this server only) or network = true",
+            hint=f"set allow_network = true in [{where}] for this server only, or network = true",
         )
 
 

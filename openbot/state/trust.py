@@ -162,6 +162,12 @@ def asks(values: dict[str, Any]) -> str:
         parts.append(f"env {', '.join(map(str, values['env_passthrough']))}")
     if values.get("sandbox_fallback") == "warn":
         parts.append("runs unconfined where the sandbox is unavailable")
+    servers = values.get("mcp_servers")
+    if isinstance(servers, dict) and servers:
+        parts.append(f"MCP servers {', '.join(map(str, servers))}")
+    targets = values.get("notify")
+    if isinstance(targets, list) and any(isinstance(t, dict) and t.get("command") for t in targets):
+        parts.append("notify commands run outside the sandbox")
     return ", ".join(parts)
 
 

@@ -23,6 +23,7 @@ from openbot.views.escapes import visible
 from openbot.views.transcript import (
     Boundary,
     Called,
+    Consulted,
     Entry,
     Happened,
     Other,
@@ -149,6 +150,17 @@ def _command(e: Ran) -> tuple[str, str]:
     return ("command failed" if e.failed else "command"), body
 
 
+def _mcp_call(e: Consulted) -> tuple[str, str]:
+    badge = f'<span class="badge{" bad" if e.is_error else ""}">{"error" if e.is_error else "ok"}</span>'
+    body = f'{badge} {_duration(e.seconds)} <span class="label">MCP</span><code>{_e(e.name)}</code>'
+    body += _pre(_json(e.arguments), "arguments")
+    title = f"result ({_num(e.output_bytes)} bytes)" if e.output_bytes is not None else "result"
+    body += _pre(e.output, title, open_=e.is_error) if e.output else '<div class="label">no output</div>'
+    if e.full_output_path:
+        body += f'<div class="label">full output: <code>{_e(e.full_output_path)}</code></div>'
+    return ("command failed" if e.is_error else "command"), body
+
+
 def _tool_call(e: Called) -> tuple[str, str]:
     if e.only_a_command:
         return "tool_call", f'<span class="label">shell</span><code>{_e(e.input.get("command", ""))}</code>'
@@ -204,6 +216,8 @@ def _body(e: Entry) -> tuple[str, str]:
             return _command(e)
         case Called():
             return _tool_call(e)
+        case Consulted():
+            return _mcp_call(e)
         case Returned():
             return _tool_result(e)
         case Spent():

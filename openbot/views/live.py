@@ -16,6 +16,7 @@ from openbot.views.escapes import visible
 from openbot.views.transcript import (
     Boundary,
     Called,
+    Consulted,
     Entry,
     Happened,
     Ran,
@@ -98,6 +99,10 @@ class LiveView:
                 self.line(f"  • {e.tool} {_first_line(self.redact(e.gist), 100)}")
             case Returned(is_error=True):
                 self.line(f"    ! {e.tool} failed: {_first_line(self.redact(e.content))}")
+            case Consulted(is_error=True):
+                self.line(f"    ! {e.name} failed: {_first_line(self.redact(e.output))}")
+            case Consulted():
+                self.line(f"    → ok in {e.seconds:.1f}s, {e.output_bytes or 0:,} bytes")
             case Spent():
                 self.tokens += e.total
                 self.cost += e.cost_usd
@@ -162,7 +167,7 @@ class RichView(LiveView):
                 self.activity = "the model is writing"
             case Ran(done=False):
                 self.activity = f"running $ {_first_line(self.redact(e.command), 60)}"
-            case Ran() | Returned() | Called():
+            case Ran() | Returned() | Called() | Consulted():
                 self.activity = "waiting for the model"
             case Boundary(kind="turn_completed" | "turn_aborted"):
                 self.activity = "between iterations"

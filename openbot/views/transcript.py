@@ -101,6 +101,28 @@ class Returned(Entry):
 
 
 @dataclass(frozen=True)
+class Consulted(Entry):
+    """A call to an MCP server's tool (`mcp_call`): what was asked and what came back (docs/MCP.md)."""
+
+    server: str
+    tool: str
+    arguments: Mapping[str, Any]
+    is_error: bool
+    duration_ms: float = 0.0
+    output: str = ""
+    output_bytes: int | None = None
+    full_output_path: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.server}__{self.tool}"
+
+    @property
+    def seconds(self) -> float:
+        return self.duration_ms / 1000
+
+
+@dataclass(frozen=True)
 class Happened(Entry):
     """Something that went wrong or that openbot did: `error`, `notice` or `retry`, with its label (the
     error's kind, the notice's kind, the retry's cause) and text (for a retry: which one, and when)."""
@@ -258,6 +280,17 @@ def _parse(r: Mapping[str, Any], kind: str) -> Entry:
             return Called(_s(r, "name"), _map(r, "input"))
         case "tool_result":
             return Returned(_s(r, "name"), _b(r, "is_error"), _s(r, "content"))
+        case "mcp_call":
+            return Consulted(
+                _s(r, "server"),
+                _s(r, "tool"),
+                _map(r, "arguments"),
+                _b(r, "is_error"),
+                duration_ms=_n(r, "duration_ms"),
+                output=_s(r, "output"),
+                output_bytes=_i(r, "output_bytes"),
+                full_output_path=_s(r, "full_output_path"),
+            )
         case "error":
             return Happened("error", _s(r, "kind"), _s(r, "message"))
         case "notice":

@@ -13,6 +13,7 @@ from openbot.views.escapes import one_line
 from openbot.views.transcript import (
     Boundary,
     Called,
+    Consulted,
     Entry,
     Happened,
     Other,
@@ -54,6 +55,9 @@ def person_block(e: Entry) -> str | None:
             return f"→ {e.tool} {one_line(e.input_json, 100)}"
         case Returned(is_error=True):
             return f"! {e.tool} failed: {one_line(e.content, 200)}"
+        case Consulted():
+            status = "error" if e.is_error else "ok"
+            return f"  [{e.name}: {status}, {e.seconds:.1f}s] {one_line(e.output, 200)}"
         case Happened(kind="error"):
             return f"error: {e.text}"
         case Happened(kind="notice"):
@@ -95,6 +99,8 @@ def _model_lines(e: Entry, text: bool, commands: bool, everything: bool) -> list
             return [f"[tool {e.tool}] {e.input_json}"]
         case Returned(is_error=True):
             return [f"[tool {e.tool} failed] {one_line(e.content, 300)}"]
+        case Consulted():
+            return [f"[mcp {e.name} {'failed' if e.is_error else 'ok'}] {one_line(e.output, 300)}"]
         case Happened(kind="error" | "notice"):
             return [f"[{e.kind}] {one_line(e.text, 300)}"]
         case Boundary(kind="session_ended" | "turn_aborted"):

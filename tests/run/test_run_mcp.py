@@ -80,6 +80,13 @@ def test_a_scripted_run_uses_a_stdio_server_inside_the_sandbox(repo: Path, tmp_p
     assert denied and denied[0]["is_error"] and "unknown tool" in denied[0]["content"]
     assert KEY not in (session / "events.jsonl").read_text()
     assert processes_with(tag) == []  # the server ended with the run
+    assert "    → ok in " in out.stderr  # the live view shows each call's outcome
+    page = tmp_path / "page.html"
+    assert run_cli("history", "mcp", "--export", "html", "-o", str(page), cwd=repo).returncode == 0
+    html = page.read_text()
+    assert "<code>tools__add</code>" in html and "&quot;a&quot;: 20" in html
+    shown = run_cli("history", "mcp", "--session", "1", cwd=repo).stdout
+    assert "[tools__add: ok, " in shown and "[tools__write_file: ok, " in shown
 
 
 def test_a_server_that_cannot_start_leaves_the_run_going(repo: Path) -> None:
