@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
     from openbot.run.workspace import Workspace
 
 
-def start_mcp(plan: RunPlan, workspace: Workspace, log_dir: Path) -> McpHub | None:
+def start_mcp(plan: RunPlan, workspace: Workspace, log_dir: Path, cancel: threading.Event) -> McpHub | None:
     """The started hub, or None when the bot has no MCP servers (then nothing of the SDK is imported)."""
     from openbot.config.integrations import mcp_servers
 
@@ -35,5 +36,5 @@ def start_mcp(plan: RunPlan, workspace: Workspace, log_dir: Path) -> McpHub | No
         ),
         log_dir,
     )
-    hub.start()
+    hub.start(cancel)
     return hub

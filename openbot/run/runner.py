@@ -114,7 +114,7 @@ class Runner:
         if self.plan.bot.source == "repo":
             self.view.line(f"· using the bot committed in this repository: {self.plan.bot.config_path}")
         self.workspace.open()
-        self.mcp = start_mcp(self.plan, self.workspace, self.record.dir / "mcp")
+        self.mcp = start_mcp(self.plan, self.workspace, self.record.dir / "mcp", self.cancel)
         self.tools += self.mcp.tools() if self.mcp else []
         if self.plan.resume is not None:
             self.conversation = Conversation.load(self.record.conversation_path, self.redactor.redact)

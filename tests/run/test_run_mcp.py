@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -17,7 +18,17 @@ import pytest
 from openbot import paths
 from openbot.testing.fakeapi import FakeAnthropic
 from openbot.testing.fakeapi import reply as api_reply
-from tests.helpers import complete, events, make_bot, reply, run_cli, sessions, wait_for
+from tests.helpers import (
+    complete,
+    events,
+    make_bot,
+    reply,
+    run_cli,
+    sessions,
+    start_run,
+    tool_started,
+    wait_for,
+)
 
 KEY = "sk-ant-api03-TESTKEY-do-not-leak-0123456789abcdef"
 
@@ -170,3 +181,22 @@ def test_the_anthropic_backend_sees_mcp_tools_and_their_results(repo: Path) -> N
         if block.get("type") == "tool_result"
     )
     assert result["content"] in ("3", [{"type": "text", "text": "3"}]) and not result.get("is_error")
+
+
+def test_ctrl_c_during_a_call_ends_the_run_and_its_servers(repo: Path) -> None:
+    tag = uuid.uuid4().hex
+    config = "sleep_secs = 0\n" + server_config(extra="timeout_secs = 600", tag=tag)
+    make_bot("napper", [reply("", call("tools__nap", secs=600)), reply("", complete())], config=config)
+    proc = start_run("run", "napper", cwd=repo)
+    try:
+        wait_for(lambda: tool_started("napper"), timeout=60)
+        assert processes_with(tag)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert processes_with(tag) == []
+    [session] = sessions("napper")
+    [result] = [e for e in events(session) if e["type"] == "mcp_call"]
+    assert result["is_error"] and result["output"].startswith("cancelled")

@@ -138,7 +138,7 @@ def test_servers_that_cannot_start_are_notices_and_offer_nothing(tmp_path: Path)
         notices = {n.data["server"]: n for n in hub.take_notices()}
         assert all(n.kind == "mcp_server_failed" for n in notices.values())
         assert "FileNotFoundError" in notices["missing"].message
-        assert "did not start within 0.5 s" in notices["silent"].message
+        assert "did not start within 0.5 s (no answer)" in notices["silent"].message
         assert "cannot open the database" in notices["noisy"].message  # its stderr, said
     finally:
         hub.close()

@@ -73,17 +73,23 @@ class McpConnection:
         self._life = asyncio.run_coroutine_threadsafe(self._serve(), self.loop)
         return self._ready
 
-    def wait_started(self, deadline: float) -> bool:
-        """True when the tools are listed by `deadline` (time.monotonic); otherwise `dead` says why."""
-        try:
-            self.tools = self._ready.result(timeout=max(0.0, deadline - time.monotonic()))
-            return True
-        except concurrent.futures.TimeoutError:
-            self._mark_dead(f"did not start within {self.spec.startup_timeout_secs:g} s")
-            self.stop()
-        except Exception as e:
-            self._mark_dead(f"failed to start: {_describe(e)}")
-        return False
+    def wait_started(self, deadline: float, cancel: threading.Event) -> bool:
+        """True when the tools are listed by `deadline` (time.monotonic); otherwise `dead` says why.
+        A set `cancel` (ctrl-c) stops waiting at once."""
+        while True:
+            try:
+                wait = min(POLL_SECS, max(0.0, deadline - time.monotonic()))
+                self.tools = self._ready.result(timeout=wait)
+                return True
+            except concurrent.futures.TimeoutError:
+                if cancel.is_set() or time.monotonic() >= deadline:
+                    why = "the run is stopping" if cancel.is_set() else "no answer"
+                    self._mark_dead(f"did not start within {self.spec.startup_timeout_secs:g} s ({why})")
+                    self.stop()
+                    return False
+            except Exception as e:
+                self._mark_dead(f"failed to start: {_describe(e)}")
+                return False
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()

@@ -34,8 +34,9 @@ class McpHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
-        """Start every server (in parallel) and list their tools; what happened becomes `notices`."""
+    def start(self, cancel: threading.Event | None = None) -> None:
+        """Start every server (in parallel) and list their tools; what happened becomes `notices`.
+        A set `cancel` (the run's ctrl-c) stops waiting for servers still starting."""
         if not self.specs:
             return
         # The SDK logs a hostile server's garbage with tracebacks; the run reports failures itself.
@@ -58,7 +59,7 @@ class McpHub:
             self.connections.append(conn)
         for conn in self.connections:
             if not conn.dead:
-                conn.wait_started(started + conn.spec.startup_timeout_secs)
+                conn.wait_started(started + conn.spec.startup_timeout_secs, cancel or threading.Event())
             self._offer(conn)
 
     def _offer(self, conn: McpConnection) -> None:
