@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openbot.config.skills import Skill
+from openbot.errors import ConfigError
+from openbot.files import read_text_capped
 from openbot.state.history import SessionMeta
 
 REPO_DOC_NAMES = ("AGENTS.md", "CLAUDE.md")
@@ -53,16 +55,26 @@ class PromptParts:
 
 
 def repo_docs(root: Path | None) -> list[tuple[str, str]]:
+    """(name, text) of the repo's AGENTS.md/CLAUDE.md, each cut at REPO_DOC_CAP characters.
+
+    The agent can write these files: one that is a link out of the repository (`/proc/self/environ` holds
+    the API key), not a regular file (a FIFO would block) or not readable is left out, and the prompt says
+    so. Only the bytes that can become REPO_DOC_CAP characters are read, however large the file is."""
     docs: list[tuple[str, str]] = []
     if root is None:
         return docs
     for name in REPO_DOC_NAMES:
-        path = root / name
-        if path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace")
-            if len(text) > REPO_DOC_CAP:
-                text = text[:REPO_DOC_CAP] + f"\n[... {name} cut at {REPO_DOC_CAP} characters]"
-            docs.append((name, text.strip()))
+        try:
+            text, cut = read_text_capped(root / name, root=root, limit=4 * REPO_DOC_CAP, errors="replace")
+        except FileNotFoundError:
+            continue
+        except ConfigError as e:
+            reason = e.message.removeprefix(f"{root / name}: ")
+            docs.append((name, f"[openbot did not read {name}: {reason}]"))
+            continue
+        if cut or len(text) > REPO_DOC_CAP:
+            text = text[:REPO_DOC_CAP] + f"\n[... {name} cut at {REPO_DOC_CAP} characters]"
+        docs.append((name, text.strip()))
     return docs
 
 

@@ -295,18 +295,18 @@ def parse_text(text: str, path: Path) -> BotFile:
     return BotFile(path, validate(values, str(path)), values, body.strip())
 
 
-def read_user_file(path: Path) -> str:
-    """A file the user wrote (config, skill), or a one-line ConfigError saying why it cannot be read."""
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not UTF-8 text", hint="save the file as UTF-8") from e
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror}") from e
+CONFIG_LIMIT = 256 * 1024  # bytes: a config.md (its body is prompt material) may be committed by the agent
 
 
-def load_bot_file(path: Path) -> BotFile:
-    return parse_text(read_user_file(path), path)
+def read_user_file(path: Path, root: Path | None = None) -> str:
+    """A config.md, or a one-line ConfigError saying why not (no link out of `root`: files.read_user_text)."""
+    from openbot.files import read_user_text
+
+    return read_user_text(path, root=root or path.parent, limit=CONFIG_LIMIT, what="config file")
+
+
+def load_bot_file(path: Path, root: Path | None = None) -> BotFile:
+    return parse_text(read_user_file(path, root), path)
 
 
 def resolve(file_values: dict[str, Any], flags: dict[str, Any], source: str) -> BotConfig:

@@ -37,11 +37,12 @@ class BotRef:
     config_path: Path
     source: str  # "repo" | "home"
     other: Path | None = None  # the config of the same-named bot in the other source, not used
+    root: Path | None = None  # where a symlinked config.md may lead (the repository); None: its own dir
 
     def load(self) -> BotFile:
         from openbot.config.botconfig import load_bot_file
 
-        return load_bot_file(self.config_path)
+        return load_bot_file(self.config_path, self.root)
 
 
 def check_name(name: str) -> str:
@@ -52,19 +53,24 @@ def check_name(name: str) -> str:
     return name
 
 
-def _bots_in(root: Path, source: str) -> dict[str, BotRef]:
+def _bots_in(root: Path, source: str, repo_root: Path | None = None) -> dict[str, BotRef]:
     if not root.is_dir():
         return {}
     return {
-        d.name: BotRef(d.name, d / "config.md", source)
+        d.name: BotRef(d.name, d / "config.md", source, root=repo_root)
         for d in sorted(root.iterdir())
         if (d / "config.md").is_file()
     }
 
 
+def _repo_bots(repo_root: Path | None) -> dict[str, BotRef]:
+    """Bots committed in the repository: their config.md is read as a file the agent may have written."""
+    return _bots_in(paths.repo_bots_dir(repo_root), "repo", repo_root) if repo_root is not None else {}
+
+
 def all_bots(repo_root: Path | None) -> dict[str, BotRef]:
     """Every visible bot by name; a home bot wins over a repo-committed bot of the same name."""
-    bots = _bots_in(paths.repo_bots_dir(repo_root), "repo") if repo_root is not None else {}
+    bots = _repo_bots(repo_root)
     bots.update(_bots_in(paths.bots_dir(), "home"))
     return dict(sorted(bots.items()))
 
@@ -75,12 +81,13 @@ def find_bot(name: str, repo_root: Path | None, source: str | None = None) -> Bo
     if source is not None and source not in SOURCES:
         raise UsageError(f"unknown bot source {source!r}", hint="use --bot-source home or --bot-source repo")
     home = _bots_in(paths.bots_dir(), "home").get(name)
-    repo = _bots_in(paths.repo_bots_dir(repo_root), "repo").get(name) if repo_root is not None else None
+    repo = _repo_bots(repo_root).get(name)
     chosen, other = (repo, home) if source == "repo" or home is None else (home, repo)
     if source is not None and chosen is not None and chosen.source != source:
         chosen, other = None, chosen
     if chosen is not None:
-        return BotRef(chosen.name, chosen.config_path, chosen.source, other.config_path if other else None)
+        other_path = other.config_path if other else None
+        return BotRef(chosen.name, chosen.config_path, chosen.source, other_path, chosen.root)
     if source is not None and other is not None:
         where = "committed in this repository" if source == "repo" else "in your OPENBOT_HOME"
         hint = f"there is one at {other.config_path} (--bot-source {other.source})"
@@ -100,7 +107,7 @@ def bots_by_source(repo_root: Path | None) -> list[tuple[BotRef, bool]]:
     """Every bot config on disk as (ref, shadowed): home bots, then the repo's; a shadowed one is used only
     with `--bot-source repo` (a committed bot of a home bot's name)."""
     home = _bots_in(paths.bots_dir(), "home")
-    repo = _bots_in(paths.repo_bots_dir(repo_root), "repo") if repo_root is not None else {}
+    repo = _repo_bots(repo_root)
     rows = [(ref, False) for ref in home.values()]
     rows += [(ref, name in home) for name, ref in repo.items()]
     return sorted(rows, key=lambda r: (r[0].name, r[0].source))

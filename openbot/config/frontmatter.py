@@ -35,7 +35,7 @@ def toml_value(value: Any) -> str:
             table = tomlkit.inline_table()
             table.update(value)
             return table.as_string()
-        return tomlkit.item(value).as_string()
+        return str(tomlkit.item(value).as_string())  # typed Any for some values
     except (TOMLKitError, TypeError, ValueError):
         return repr(value)
 

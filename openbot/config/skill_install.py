@@ -1,19 +1,32 @@
 """Installing and removing skills: from a .md file, a folder (Agent Skills `<name>/SKILL.md` too) or a git
-URL, into the global or a bot's skills directory, as user-only files."""
+URL, into the global or a bot's skills directory, as user-only files.
+
+A bot can write its own skills directory, so what is there may be a trap: a link `helper.md -> ~/.profile`
+or `tool -> ~/.config`. Nothing here writes through a link: the destination directory must be a real
+directory (opened O_NOFOLLOW, then used only through that fd), a name taken by anything is a clash that
+needs --force (which removes the link, never its target), and each skill is built under a fresh temp
+name (O_EXCL, O_NOFOLLOW) and renamed into place.
+"""
 
 from __future__ import annotations
 
 import difflib
 import os
 import re
+import secrets
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
 
 from openbot import paths
-from openbot.config.skills import SKILL_FILE, InvalidSkill, Skill, discover, load_skill, scan
+from openbot.config.skills import SKILL_FILE, Skill, discover, load_skill, scan
 from openbot.errors import GitError, NotFoundError, OpenbotError, UsageError
+from openbot.files import read_capped
+
+COPY_LIMIT = 16 * 1024 * 1024  # bytes of one file in a skill folder (scripts, references, assets)
+_DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 CLONE_TIMEOUT_SECS = 300
 
@@ -59,70 +72,140 @@ def _git_reason(stderr: str) -> str:
 
 def _skills_in(root: Path, name_hint: str) -> list[Skill]:
     """Skills at a source: a skill folder itself, a dir of skills, or a repo with them under `skills/`."""
-    if (root / SKILL_FILE).is_file():
-        return [load_skill(root / SKILL_FILE, "install", default_name=name_hint)]
-    return discover(root, "install") or discover(root / "skills", "install")
+    if os.path.lexists(root / SKILL_FILE):
+        return [load_skill(root / SKILL_FILE, "install", root=root, default_name=name_hint)]
+    return discover(root, "install") or discover(root / "skills", "install", root)
+
+
+def _find(source: str, tmp: Path) -> tuple[list[Skill], Path]:
+    """The skills at `source` and the directory their files must stay inside (links out are refused)."""
+    local = Path(source).expanduser()
+    if local.is_file():
+        if local.suffix != ".md":
+            raise UsageError(f"{local}: a skill file must end in .md")
+        local = local.resolve()  # the file the user named, wherever a link of theirs points
+        return [load_skill(local, "install")], local.parent
+    if local.is_dir() and not _is_bare_repo(local):
+        return _skills_in(local, local.resolve().name), local
+    if _is_git_url(source) or _is_bare_repo(local):
+        url = source if _is_git_url(source) else str(local.resolve())
+        clone = _clone(url, tmp)
+        return _skills_in(clone, url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")), clone
+    raise NotFoundError(f"no skill file, folder or git URL at {source!r}")
 
 
 def install_skill(source: str, dest_dir: Path, force: bool = False) -> list[Skill]:
     """Copy the skills at `source` (a .md file, a folder, or a git URL) into `dest_dir`; return them there."""
     with tempfile.TemporaryDirectory(prefix="openbot-skill-") as tmp:
-        local = Path(source).expanduser()
-        if local.is_file():
-            if local.suffix != ".md":
-                raise UsageError(f"{local}: a skill file must end in .md")
-            found = [load_skill(local, "install")]
-        elif local.is_dir() and not _is_bare_repo(local):
-            found = _skills_in(local, local.resolve().name)
-        elif _is_git_url(source) or _is_bare_repo(local):
-            url = source if _is_git_url(source) else str(local.resolve())
-            found = _skills_in(
-                _clone(url, Path(tmp)), url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-            )
-        else:
-            raise NotFoundError(f"no skill file, folder or git URL at {source!r}")
+        found, src_root = _find(source, Path(tmp))
         if not found:
             raise UsageError(
                 f"no skills found in {source}", hint="expected *.md files or <name>/SKILL.md folders"
             )
-        valid, invalid = scan(dest_dir, "installed")
-        # A file that no longer loads still holds its name: --force replaces it, which is one way to fix it.
-        existing: dict[str, Skill | InvalidSkill] = {i.name: i for i in invalid}
-        existing.update((s.name, s) for s in valid)
-        clash = [s.name for s in found if s.name in existing]
-        if clash and not force:
-            raise UsageError(
-                f"skill '{clash[0]}' is already installed at {existing[clash[0]].path}",
-                hint="pass --force to replace it",
-            )
-        paths.make_private_dir(dest_dir)
-        for skill in found:
-            if skill.name in existing:
-                _remove(existing[skill.name].root)
-            target = dest_dir / skill.name if skill.path.name == SKILL_FILE else dest_dir / f"{skill.name}.md"
-            _copy_private(skill.root, target)
+        dest = _open_dest(dest_dir)
+        try:
+            _install_into(dest, dest_dir, found, src_root, force)
+        finally:
+            os.close(dest)
     installed = {s.name: s for s in discover(dest_dir, "installed")}
     return [installed[s.name] for s in found]
 
 
-def _copy_private(src: Path, dst: Path) -> None:
-    """Copy a file or folder (minus .git) as user-only: 0700 dirs, 0600 files (0700 if executable)."""
-    if src.is_file():
-        shutil.copyfile(src, dst)
-        os.chmod(dst, 0o700 if os.access(src, os.X_OK) else 0o600)
+def _install_into(dest: int, dest_dir: Path, found: list[Skill], src_root: Path, force: bool) -> None:
+    valid, invalid = scan(dest_dir, "installed")
+    # A file that no longer loads still holds its name: --force replaces it, which is one way to fix it.
+    existing: dict[str, Path] = {i.name: i.root for i in invalid}
+    existing.update((s.name, s.root) for s in valid)
+    for skill in found:
+        target = skill.name if skill.path.name == SKILL_FILE else f"{skill.name}.md"
+        taken = [
+            p.name for p in (existing.get(skill.name), dest_dir / target) if p and _lexists(dest, p.name)
+        ]
+        if taken and not force:
+            raise UsageError(
+                f"skill '{skill.name}' is already installed at {dest_dir / taken[0]}",
+                hint="pass --force to replace it",
+            )
+    for skill in found:
+        target = skill.name if skill.path.name == SKILL_FILE else f"{skill.name}.md"
+        for name in dict.fromkeys(p.name for p in (existing.get(skill.name), dest_dir / target) if p):
+            _remove_at(dest, name)
+        _place(skill.root, src_root, dest, target)
+
+
+def _open_dest(dest_dir: Path) -> int:
+    """An fd of `dest_dir` (created user-only); a symlinked destination is refused, not followed."""
+    if dest_dir.is_symlink():
+        raise UsageError(
+            f"{dest_dir} is a symlink; openbot installs skills only into a real directory",
+            hint="replace the link with a directory of the skills it pointed to",
+        )
+    paths.make_private_dir(dest_dir)
+    try:
+        return os.open(dest_dir, _DIR_NOFOLLOW)
+    except OSError as e:
+        raise UsageError(f"cannot install into {dest_dir}: {e.strerror}") from None
+
+
+def _lexists(dir_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _remove_at(dir_fd: int, name: str) -> None:
+    """Remove the entry `name` — a link itself, never what it points to."""
+    try:
+        mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
         return
-    paths.make_private_dir(dst)
-    for entry in sorted(src.iterdir()):
-        if entry.name == ".git" or entry.is_symlink():
-            continue
-        _copy_private(entry, dst / entry.name)
-
-
-def _remove(root: Path) -> None:
-    if root.is_dir():
-        shutil.rmtree(root)
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(name, dir_fd=dir_fd)
     else:
-        root.unlink()
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def _place(src: Path, src_root: Path, dest: int, name: str) -> None:
+    """Copy `src` (file or folder) to a fresh temp entry in `dest`, then rename it to `name`."""
+    tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+    try:
+        _copy_at(src, src_root, dest, tmp)
+        os.rename(tmp, name, src_dir_fd=dest, dst_dir_fd=dest)
+    except BaseException as e:
+        _remove_at(dest, tmp)
+        if isinstance(e, OSError) and not isinstance(e, FileNotFoundError):
+            raise UsageError(
+                f"cannot install {name}: {e.strerror} (did something change it meanwhile?)"
+            ) from e
+        raise
+
+
+def _copy_at(src: Path, src_root: Path, dest: int, name: str) -> None:
+    """Create `name` in the directory `dest` from `src`, as user-only (0700 dirs, 0600 files, 0700 if
+    executable); only regular files and folders are copied (minus .git and links), never through a link."""
+    if not src.is_dir():
+        data, cut = read_capped(src, root=src_root, limit=COPY_LIMIT)
+        if cut:
+            raise UsageError(f"{src}: larger than {COPY_LIMIT // (1024 * 1024)} MB; not installed")
+        mode = 0o700 if os.stat(src).st_mode & 0o111 else 0o600
+        fd = os.open(
+            name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dest
+        )
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return
+    os.mkdir(name, 0o700, dir_fd=dest)
+    below = os.open(name, _DIR_NOFOLLOW, dir_fd=dest)
+    try:
+        for entry in sorted(os.scandir(src), key=lambda e: e.name):
+            if entry.name != ".git" and (
+                entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False)
+            ):
+                _copy_at(Path(entry.path), src_root, below, entry.name)
+    finally:
+        os.close(below)
 
 
 def remove_skill(name: str, dest_dir: Path) -> Path:
@@ -136,5 +219,11 @@ def remove_skill(name: str, dest_dir: Path) -> Path:
         close = difflib.get_close_matches(name, list(roots), n=3)
         hint = f"did you mean '{close[0]}'?" if close else f"skills there: {', '.join(roots) or 'none'}"
         raise NotFoundError(f"no skill named '{name}' in {dest_dir}", hint=hint)
-    _remove(roots[name])
+    if dest_dir.is_symlink():
+        raise UsageError(f"{dest_dir} is a symlink; openbot removes skills only from a real directory")
+    dest = os.open(dest_dir, _DIR_NOFOLLOW)
+    try:
+        _remove_at(dest, roots[name].name)
+    finally:
+        os.close(dest)
     return roots[name]

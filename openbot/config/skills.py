@@ -10,10 +10,14 @@ Layers, least to most specific — on a name clash the more specific one wins, s
 A directory holds `<name>.md` files and/or Agent Skills folders `<name>/SKILL.md` (with any extra files).
 A file that does not load (bad frontmatter, a clashing name) is left out and reported, never fatal: a bot
 may write skills for itself, and one bad file must not stop every later run or block its own removal.
+Nor may a planted one make openbot leak or hang: skill files are read with `files.read_user_text` (no
+symlink out of the layer's root, regular files only, at most SKILL_FILE_LIMIT bytes), and the skills a
+prompt gets may total SKILLS_BUDGET bytes — past that they are left out and reported like invalid ones.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +25,15 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError, NotFoundError
+from openbot.files import read_user_text
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 SKILL_FILE = "SKILL.md"
 _FENCE = re.compile(r"^-{3}[ \t]*\r?$", re.MULTILINE)
 # Files that document a skills collection rather than being a skill themselves.
 _NOT_SKILLS = {"readme.md", "license.md", "changelog.md", "contributing.md"}
+SKILL_FILE_LIMIT = 128 * 1024  # bytes of one skill file
+SKILLS_BUDGET = 256 * 1024  # bytes of all skill bodies in one prompt
 
 
 @dataclass(frozen=True)
@@ -79,11 +86,14 @@ def _frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
     return meta, parts[2]
 
 
-def load_skill(path: Path, source: str, *, default_name: str | None = None) -> Skill:
-    """Read one skill file; no `name` in the frontmatter → the file stem (the folder's name for SKILL.md)."""
-    from openbot.config.botconfig import read_user_file  # config's TOML stack loads only when a file is read
+def load_skill(
+    path: Path, source: str, *, root: Path | None = None, default_name: str | None = None
+) -> Skill:
+    """Read one skill file; no `name` in the frontmatter → the file stem (the folder's name for SKILL.md).
 
-    meta, body = _frontmatter(read_user_file(path), path)
+    `root` (default: the file's directory) is where symlinks may lead; a link out of it is refused."""
+    text = read_user_text(path, root=root or path.parent, limit=SKILL_FILE_LIMIT, what="skill file")
+    meta, body = _frontmatter(text, path)
     default = default_name or (path.parent.name if path.name == SKILL_FILE else path.stem)
     name = meta.get("name", default)
     description = meta.get("description", "")
@@ -121,27 +131,33 @@ class InvalidSkill:
 
 
 def skill_entries(directory: Path) -> list[tuple[str, Path]]:
-    """(file stem or folder name, skill file) of every skill candidate directly in `directory`, unparsed."""
+    """(file stem or folder name, skill file) of every skill candidate directly in `directory`, unparsed.
+
+    Any `*.md` that is not a directory is a candidate — a FIFO or a link too — so that loading it reports
+    why it is refused rather than it silently vanishing. Nothing is opened here, only stat'ed."""
     if not directory.is_dir():
         return []
     found = []
     for entry in sorted(directory.iterdir()):
         if entry.name.startswith("."):
             continue
-        if entry.is_dir() and (entry / SKILL_FILE).is_file():
-            found.append((entry.name, entry / SKILL_FILE))
-        elif entry.is_file() and entry.suffix == ".md" and entry.name.lower() not in _NOT_SKILLS:
+        if entry.is_dir():
+            if os.path.lexists(entry / SKILL_FILE):
+                found.append((entry.name, entry / SKILL_FILE))
+        elif entry.suffix == ".md" and entry.name.lower() not in _NOT_SKILLS:
             found.append((entry.stem, entry))
     return found
 
 
-def scan(directory: Path, source: str) -> tuple[list[Skill], list[InvalidSkill]]:
-    """The skills directly in `directory` sorted by name, and the files that do not load (never raises)."""
+def scan(directory: Path, source: str, root: Path | None = None) -> tuple[list[Skill], list[InvalidSkill]]:
+    """The skills directly in `directory` sorted by name, and the files that do not load (never raises).
+
+    `root` (default: `directory`) is where symlinks may lead: the repository for a repo's skills."""
     found: dict[str, Skill] = {}
     invalid: list[InvalidSkill] = []
     for stem, path in skill_entries(directory):
         try:
-            skill = load_skill(path, source)
+            skill = load_skill(path, source, root=root or directory)
             if skill.name in found:
                 raise ConfigError(
                     f"{directory}: two skills named '{skill.name}': {found[skill.name].path} and {path}",
@@ -154,11 +170,11 @@ def scan(directory: Path, source: str) -> tuple[list[Skill], list[InvalidSkill]]
     return sorted(found.values(), key=lambda s: s.name), invalid
 
 
-def discover(directory: Path, source: str) -> list[Skill]:
+def discover(directory: Path, source: str, root: Path | None = None) -> list[Skill]:
     """The skills directly in `directory`: `*.md` files and `<dir>/SKILL.md` folders, sorted by name.
 
     Strict: the first file that does not load raises ConfigError (right for a source being installed)."""
-    skills, invalid = scan(directory, source)
+    skills, invalid = scan(directory, source, root)
     if invalid:
         raise ConfigError(invalid[0].reason)
     return skills
@@ -199,12 +215,12 @@ def check_skills(
     a home bot of its name); by default both layers count wherever they exist (for listing)."""
     layers = [_shipped(shipped), scan(paths.global_skills_dir(), "global")]
     if repo_root is not None and repo_skills:
-        layers.append(scan(paths.repo_skills_dir(repo_root), "repo"))
+        layers.append(scan(paths.repo_skills_dir(repo_root), "repo", repo_root))
     layers.append(scan(paths.bot_skills_dir(bot), "bot"))
     if committed is None:
         committed = repo_root is not None and (paths.repo_bots_dir(repo_root) / bot / "config.md").is_file()
     if repo_root is not None and committed:
-        layers.append(scan(paths.repo_bots_dir(repo_root) / bot / "skills", "bot"))
+        layers.append(scan(paths.repo_bots_dir(repo_root) / bot / "skills", "bot", repo_root))
     merged: dict[str, Skill] = {}
     invalid: list[InvalidSkill] = []
     for skills, bad in layers:
@@ -212,7 +228,28 @@ def check_skills(
         for skill in skills:
             merged.pop(skill.name, None)  # re-insert so the order shows the layer that won
             merged[skill.name] = skill
-    return list(merged.values()), invalid
+    return _within_budget(list(merged.values()), invalid)
+
+
+def _within_budget(
+    skills: list[Skill], invalid: list[InvalidSkill]
+) -> tuple[list[Skill], list[InvalidSkill]]:
+    """The skills whose bodies fit SKILLS_BUDGET together, in order; the rest are reported as left out."""
+    kept: list[Skill] = []
+    used = 0
+    for skill in skills:
+        size = len(skill.body.encode("utf-8"))
+        if used + size > SKILLS_BUDGET:
+            reason = (
+                f"{skill.path}: left out of the prompt: it would take the skills past "
+                f"{SKILLS_BUDGET // 1024} kB in all ({size // 1024} kB, {used // 1024} kB already used)"
+            )
+            stem = skill.root.name.removesuffix(".md")
+            invalid.append(InvalidSkill(stem, skill.path, skill.source, reason))
+            continue
+        kept.append(skill)
+        used += size
+    return kept, invalid
 
 
 def load_skills_checked(

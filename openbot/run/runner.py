@@ -162,7 +162,7 @@ class Runner:
         self.context.fixed_tokens = estimate_tokens(system) + estimate_tokens(
             [t.spec.to_api() for t in self.tools]
         )
-        memory = self.memory.load()
+        memory = self.memory.for_prompt()
         meta = self.history.create_session(
             rec.run_id,
             self.model.model,

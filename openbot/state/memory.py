@@ -6,6 +6,10 @@ bot never lose each other's keys and a crash never leaves half a file. Reads tak
 
 A damaged file is a ConfigError naming it; nothing ever overwrites it silently. Only an explicit
 `openbot memory <bot> clear --repair` moves it aside (`quarantine`) to `memory.json.corrupt-<ts>`.
+
+Memory is in every iteration's prompt, so it is capped: a note holds NOTE_LIMIT bytes and the memory
+MEMORY_LIMIT bytes (keys and values, UTF-8); `set` refuses more, saying so. `for_prompt` caps what a
+memory written before these limits (or by hand) puts in a prompt; the file is read at most FILE_LIMIT.
 """
 
 from __future__ import annotations
@@ -21,9 +25,17 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError, UsageError
-from openbot.files import write_atomic
+from openbot.files import read_capped, write_atomic
 
 MAX_KEY_CHARS = 200
+NOTE_LIMIT = 4 * 1024
+MEMORY_LIMIT = 32 * 1024
+FILE_LIMIT = 4 * 1024 * 1024  # far above what the caps allow in JSON; only a damaged file is larger
+LEFT_OUT_KEY = "(left out by openbot)"
+
+
+def _size(key: str, value: str) -> int:
+    return len(key.encode("utf-8")) + len(value.encode("utf-8"))
 
 
 def check_key(key: str) -> str:
@@ -61,9 +73,13 @@ class MemoryStore:
     def load(self) -> dict[str, str]:
         """Every entry; {} when the file does not exist. A damaged file raises ConfigError."""
         try:
-            raw = self.path.read_bytes()
+            raw, cut = read_capped(self.path, root=self.path.parent, limit=FILE_LIMIT)
         except FileNotFoundError:
             return {}
+        except ConfigError as e:  # a link out of its directory, a FIFO, ...
+            raise self._corrupt(e.message.removeprefix(f"{self.path}: ")) from None
+        if cut:
+            raise self._corrupt(f"it is larger than {FILE_LIMIT // (1024 * 1024)} MB")
         try:
             data: Any = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as e:
@@ -89,12 +105,51 @@ class MemoryStore:
     def _write(self, entries: dict[str, str]) -> None:
         write_atomic(self.path, json.dumps({"entries": entries}, ensure_ascii=False, indent=2) + "\n")
 
+    def for_prompt(self) -> dict[str, str]:
+        """The entries as a prompt shows them: each note cut at NOTE_LIMIT, all within MEMORY_LIMIT.
+
+        Notes past the limit are left out and an entry LEFT_OUT_KEY says which, so the model can trim them."""
+        shown: dict[str, str] = {}
+        left_out: list[str] = []
+        used = 0
+        for key, value in self.load().items():
+            if len(value.encode("utf-8")) > NOTE_LIMIT:
+                cut = value.encode("utf-8")[:NOTE_LIMIT].decode("utf-8", "ignore")
+                value = f"{cut} [... cut at {NOTE_LIMIT // 1024} kB; shorten this note]"
+            if used + _size(key, value) > MEMORY_LIMIT:
+                left_out.append(key)
+                continue
+            shown[key] = value
+            used += _size(key, value)
+        if left_out:
+            names = ", ".join(repr(k) for k in left_out[:20]) + (" ..." if len(left_out) > 20 else "")
+            shown[LEFT_OUT_KEY] = (
+                f"{len(left_out)} notes are not shown, as memory is shown up to {MEMORY_LIMIT // 1024} kB: "
+                f"{names}; remove or shorten notes"
+            )
+        return shown
+
     def set(self, key: str, value: str) -> None:
+        """Save one note; over NOTE_LIMIT, or growing the memory past MEMORY_LIMIT, is a UsageError."""
         check_key(key)
         if not isinstance(value, str):
             raise UsageError(f"memory value of {key!r} must be a string, got {type(value).__name__}")
+        if len(value.encode("utf-8")) > NOTE_LIMIT:
+            raise UsageError(
+                f"memory note {key!r} is {len(value.encode('utf-8')):,} bytes; a note holds at most "
+                f"{NOTE_LIMIT // 1024} kB",
+                hint="keep the facts a later session needs, or split them over several keys",
+            )
         with self._locked():
             entries = self.load()
+            before = sum(_size(k, v) for k, v in entries.items())
+            after = before - (_size(key, entries[key]) if key in entries else 0) + _size(key, value)
+            if after > MEMORY_LIMIT and after > before:  # a memory over the limit may still shrink
+                raise UsageError(
+                    f"memory is full: saving {key!r} would make it {after:,} bytes; memory holds at most "
+                    f"{MEMORY_LIMIT // 1024} kB",
+                    hint="remove notes that are no longer true, or shorten some",
+                )
             entries[key] = value
             self._write(entries)
 

@@ -6,13 +6,16 @@ from typing import Any
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
+from openbot.errors import UsageError
+from openbot.state.memory import MEMORY_LIMIT, NOTE_LIMIT
 
 SPEC = ToolSpec(
     name="memory",
     description=(
         "Save or remove a note in your memory for this project. Memory is shown to you at the start of "
         "every future session: keep what a later session needs (how to build and test, conventions, "
-        "decisions, unfinished work), one topic per key, and remove notes that are no longer true."
+        "decisions, unfinished work), one topic per key, and remove notes that are no longer true. "
+        f"A note holds up to {NOTE_LIMIT // 1024} kB and the whole memory up to {MEMORY_LIMIT // 1024} kB."
     ),
     input_schema={
         "type": "object",
@@ -37,7 +40,10 @@ class MemoryTool:
         if input["action"] == "set":
             if "value" not in input:
                 raise ToolFailed("action set needs a value")
-            ctx.memory.set(key, input["value"])
+            try:
+                ctx.memory.set(key, input["value"])
+            except UsageError as e:  # too long, memory full, a bad key: the model can fix each of them
+                raise ToolFailed(f"not saved: {e.one_line()}") from None
             return ToolOutput(f"Saved memory {key!r} ({len(input['value'])} characters).")
         if not ctx.memory.remove(key):
             known = ", ".join(repr(k) for k in sorted(ctx.memory.load())) or "none"
