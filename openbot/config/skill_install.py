@@ -212,6 +212,8 @@ def remove_skill(name: str, dest_dir: Path) -> Path:
     """Delete the skill `name` from `dest_dir` (its file, or its whole folder); return what was removed.
 
     A skill that does not load is found by its file stem or folder name, without parsing it."""
+    if dest_dir.is_symlink():
+        raise UsageError(f"{dest_dir} is a symlink; openbot removes skills only from a real directory")
     valid, invalid = scan(dest_dir, "installed")
     roots = {i.name: i.root for i in invalid}
     roots.update((s.name, s.root) for s in valid)
@@ -219,8 +221,6 @@ def remove_skill(name: str, dest_dir: Path) -> Path:
         close = difflib.get_close_matches(name, list(roots), n=3)
         hint = f"did you mean '{close[0]}'?" if close else f"skills there: {', '.join(roots) or 'none'}"
         raise NotFoundError(f"no skill named '{name}' in {dest_dir}", hint=hint)
-    if dest_dir.is_symlink():
-        raise UsageError(f"{dest_dir} is a symlink; openbot removes skills only from a real directory")
     dest = os.open(dest_dir, _DIR_NOFOLLOW)
     try:
         _remove_at(dest, roots[name].name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -50,3 +51,20 @@ def test_iteration_prompt_carries_the_changing_parts() -> None:
     assert "- test-command: pytest -q" in text
     assert len(re.findall(r"^- session \d", text, re.M)) == 5 and "did 6" in text and "did 1" not in text
     assert text.index("# Input from the user") < text.index("# Task\nraise coverage")
+
+
+def test_repo_docs_never_follow_a_link_out_of_the_repo_nor_read_past_the_cap(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").symlink_to("/proc/self/environ")  # openbot's environment holds the API key
+    (tmp_path / "CLAUDE.md").write_text("claude rules")
+    text = system_prompt(PromptParts("Do it.", [], tmp_path, None))
+    assert "[openbot did not read AGENTS.md: refused to read: it is a symlink out of" in text
+    assert "claude rules" in text
+    (tmp_path / "AGENTS.md").unlink()
+    os.mkfifo(tmp_path / "AGENTS.md")  # would block a plain read forever
+    (tmp_path / "CLAUDE.md").unlink()
+    (tmp_path / "CLAUDE.md").symlink_to("big.md")  # a link inside the repo is read
+    (tmp_path / "big.md").touch()
+    os.truncate(tmp_path / "big.md", 1 << 34)  # sparse 16 GB
+    text = system_prompt(PromptParts("Do it.", [], tmp_path, None))
+    assert "did not read AGENTS.md: refused to read: it is a FIFO, not a regular file" in text
+    assert f"[... CLAUDE.md cut at {REPO_DOC_CAP} characters]" in text and len(text) < 3 * REPO_DOC_CAP

@@ -366,7 +366,7 @@ def test_validate_shipped_skills_type() -> None:
 
 def test_unreadable_file_is_config_error(tmp_path: Path) -> None:
     (tmp_path / "config.md").mkdir()  # a directory where the file should be: reading fails for root too
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="it is a directory, not a regular file"):
         load_bot_file(tmp_path / "config.md")
 
 

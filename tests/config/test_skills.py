@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 import subprocess
 from pathlib import Path
@@ -305,3 +306,79 @@ def test_install_of_a_bad_skill_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="invalid YAML"):
         skill_install.install_skill(str(src), tmp_path / "dest")
     assert not (tmp_path / "dest").exists()
+
+
+def test_links_out_fifos_and_oversized_files_are_invalid_skills_not_read(repo: Path, tmp_path: Path) -> None:
+    bot_dir = paths.bot_skills_dir("sb")
+    write(bot_dir / "real.md", "No frontmatter: named after the file.\n")
+    (bot_dir / "alias.md").symlink_to("real.md")  # a link inside the directory is fine
+    (bot_dir / "env.md").symlink_to("/proc/self/environ")
+    os.mkfifo(bot_dir / "pipe.md")
+    write(bot_dir / "big.md", "x" * (skills.SKILL_FILE_LIMIT + 1))
+    outside = write(tmp_path / "notes" / "private.md", skill_md("private"))
+    (repo / ".openbot").mkdir()
+    (repo / ".openbot" / "skills").symlink_to(outside.parent)  # the repo's skills dir leads out of the repo
+    found, invalid = skills.check_skills("sb", repo, [])
+    assert sorted(s.name for s in found) == ["alias", "real"]
+    reasons = {i.name: i.reason for i in invalid}
+    assert sorted(reasons) == ["big", "env", "pipe", "private"]
+    assert "symlink out of" in reasons["env"] and "symlink out of" in reasons["private"]
+    assert "it is a FIFO, not a regular file" in reasons["pipe"]
+    assert "larger than 128 kB" in reasons["big"]
+
+
+def test_skills_past_the_prompt_budget_are_left_out_and_reported(tmp_path: Path) -> None:
+    body = "y" * (skills.SKILL_FILE_LIMIT - 100)
+    for name in ("a", "b", "c"):
+        write(paths.bot_skills_dir("sb") / f"{name}.md", skill_md(name, body=body))
+    found, warnings = skills.load_skills_checked("sb", None, [])
+    assert [s.name for s in found] == ["a", "b"]
+    [warning] = warnings
+    assert "c.md: left out of the prompt" in warning and "256 kB" in warning
+
+
+def test_install_refuses_a_symlinked_destination_dir(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "dest").symlink_to(tmp_path / "elsewhere")
+    src = write(tmp_path / "src" / "lint.md", skill_md("lint"))
+    with pytest.raises(UsageError, match="is a symlink"):
+        skill_install.install_skill(str(src), tmp_path / "dest")
+    with pytest.raises(UsageError, match="is a symlink"):
+        skill_install.remove_skill("lint", tmp_path / "dest")
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_install_and_remove_replace_a_planted_link_never_its_target(tmp_path: Path) -> None:
+    dest, victim = tmp_path / "dest", tmp_path / "victim"
+    victim.mkdir()
+    dest.mkdir()
+    (dest / "lint.md").symlink_to(victim / ".profile")  # dangling: a write through it creates the file
+    (dest / "pdf").symlink_to(victim)
+    src = write(tmp_path / "src" / "lint.md", skill_md("lint"))
+    write(tmp_path / "src" / "pdf" / "SKILL.md", "Read PDFs.\n")
+    for source in (src, src.parent / "pdf"):
+        with pytest.raises(UsageError, match="already installed"):
+            skill_install.install_skill(str(source), dest)
+        skill_install.install_skill(str(source), dest, force=True)
+    assert list(victim.iterdir()) == []
+    assert not (dest / "lint.md").is_symlink() and (dest / "pdf" / "SKILL.md").read_text() == "Read PDFs.\n"
+    (dest / "gone").symlink_to(victim)
+    (dest / "gone.md").symlink_to(victim / "x.md")
+    write(victim / "x.md", "keep")
+    assert skill_install.remove_skill("gone", dest) == dest / "gone.md"  # the .md stem wins the name
+    assert (victim / "x.md").read_text() == "keep" and not os.path.lexists(dest / "gone.md")
+
+
+def test_install_from_a_source_with_links_and_fifos_copies_only_real_files(tmp_path: Path) -> None:
+    src = tmp_path / "src" / "tool"
+    write(src / "SKILL.md", "Use it.\n")
+    write(src / "scripts" / "run.sh", "echo hi\n").chmod(0o755)
+    (src / "key").symlink_to("/proc/self/environ")
+    os.mkfifo(src / "pipe")
+    (s,) = skill_install.install_skill(str(src), tmp_path / "dest")
+    assert sorted(p.name for p in s.root.rglob("*")) == ["SKILL.md", "run.sh", "scripts"]
+    assert stat.S_IMODE((s.root / "scripts" / "run.sh").stat().st_mode) == 0o700
+    (src / "SKILL.md").unlink()
+    (src / "SKILL.md").symlink_to("/proc/self/environ")  # the skill itself a link out of its folder
+    with pytest.raises(ConfigError, match="symlink out of"):
+        skill_install.install_skill(str(src), tmp_path / "dest2")

@@ -99,28 +99,27 @@ def test_agents_md_linked_to_openbots_environ_never_reaches_the_model(
     assert "did not read CLAUDE.md" in system  # a link inside the repo to a refused file: refused too
 
 
-@pytest.mark.parametrize("where", ["AGENTS.md", "bot", "repo", "folder"])
-def test_a_link_to_openbots_environ_planted_by_the_agent_is_not_read(repo: Path, where: str) -> None:
-    claude_bot("c", "max_iterations = 2")
-    target = {
-        "AGENTS.md": "AGENTS.md",
-        "bot": f"{paths.bot_skills_dir('c')}/env.md",
-        "repo": ".openbot/skills/env.md",
-        "folder": f"{paths.bot_skills_dir('c')}/env/SKILL.md",
-    }[where]
-    plant = f"mkdir -p {Path(target).parent} && ln -s /proc/self/environ {target}"
-    script = [reply("", tool_calls=[shell(plant)]), reply("Planted."), reply("", tool_calls=[complete()])]
-    with FakeAnthropic(script) as api:
-        out = run_cli("run", "c", "--json", cwd=repo, env=api_env(api))
-        assert out.returncode == 0, out.stderr
-        sent = json.dumps(api.bodies)
-        api_system = api.bodies[2]["system"]
-    assert KEY not in sent and CANARY not in sent
-    if where == "AGENTS.md":
-        assert "did not read AGENTS.md" in json.dumps(api_system)
-        return
-    [warning] = [line for line in out.stderr.splitlines() if "skipped invalid skill" in line]
-    assert "symlink out of" in warning and "env" in warning
+def test_links_to_openbots_environ_planted_by_the_agent_are_not_read(repo: Path) -> None:
+    """The agent links its worktree's AGENTS.md and a skill in each writable layer to openbot's environment.
+    The next iteration's system prompt (the recorded copy: the canary is not secret-shaped, so it would
+    show there unredacted; the request itself is checked in the test above) holds none of it."""
+    skills = paths.bot_skills_dir("b")
+    targets = [
+        "AGENTS.md",
+        f"{skills}/env.md",
+        ".openbot/skills/repo-env.md",
+        f"{skills}/env-folder/SKILL.md",
+    ]
+    plant = " && ".join(f"mkdir -p {Path(t).parent} && ln -s /proc/self/environ {t}" for t in targets)
+    script = [step("", shell(plant)), step("Planted."), step("", complete())]
+    make_bot("b", script, config="max_iterations = 2")
+    out = run_cli("run", "b", cwd=repo, env={"OPENBOT_CANARY": CANARY})
+    assert out.returncode == 0, out.stderr
+    prompt = (sessions("b")[1] / "system_prompt.md").read_text()
+    assert CANARY not in prompt and "PATH=" not in prompt
+    assert "[openbot did not read AGENTS.md: refused to read: it is a symlink out of" in prompt
+    warnings = [line for line in out.stderr.splitlines() if "skipped invalid skill" in line]
+    assert len(warnings) == 3 and all("symlink out of" in w for w in warnings)
 
 
 def test_a_blocking_skill_or_doc_is_skipped_not_waited_on(repo: Path, tmp_path: Path) -> None:
@@ -198,15 +197,15 @@ def test_a_huge_memory_note_is_refused_and_the_model_is_told(repo: Path) -> None
 
 def test_a_huge_memory_written_earlier_is_capped_in_the_prompt(repo: Path) -> None:
     """A memory.json from before the caps (or edited by hand) still costs at most the memory budget."""
-    claude_bot("c")
-    assert run_cli("memory", "c", "set", "small", "keep me", cwd=repo).returncode == 0
-    [memory] = paths.bot_home("c").glob("workspaces/*/memory.json")
+    make_bot("b", [step("", complete())])
+    assert run_cli("memory", "b", "set", "small", "keep me", cwd=repo).returncode == 0
+    [memory] = paths.bot_home("b").glob("workspaces/*/memory.json")
     memory.write_text(json.dumps({"entries": {"small": "keep me", "big": "y" * 1_200_000, "after": "z"}}))
-    with FakeAnthropic([reply("", tool_calls=[complete()])]) as api:
-        out = run_cli("run", "c", "--json", cwd=repo, env=api_env(api))
-        assert out.returncode == 0, out.stderr
-        body = json.dumps(api.bodies[0])
-    assert len(body) < 100_000 and "keep me" in body and "cut at 4 kB" in body
+    assert run_cli("run", "b", cwd=repo).returncode == 0
+    [conversation] = paths.bot_home("b").glob("workspaces/*/runs/*/conversation.jsonl")
+    first = json.loads(conversation.read_text().splitlines()[0])  # the iteration prompt, memory in it
+    assert "keep me" in json.dumps(first) and "cut at 4 kB" in json.dumps(first)
+    assert conversation.stat().st_size < 100_000
 
 
 def test_skills_install_never_writes_through_a_link_the_bot_planted(repo: Path, tmp_path: Path) -> None:
@@ -231,3 +230,18 @@ def test_skills_install_never_writes_through_a_link_the_bot_planted(repo: Path, 
     assert (skills / "helper.md").read_text().endswith("Help.\n") and not (skills / "helper.md").is_symlink()
     assert (skills / "tool" / "SKILL.md").read_text() == "Use the tool.\n"
     assert not (skills / "tool").is_symlink()
+
+
+def test_a_committed_bot_config_linked_out_of_the_repo_is_refused(repo: Path) -> None:
+    """The bot's merged work can commit `.openbot/bots/<bot>/config.md`: its body becomes the prompt."""
+    config = repo / ".openbot" / "bots" / "ci" / "config.md"
+    config.parent.mkdir(parents=True)
+    config.symlink_to("/proc/self/environ")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "bot")
+    with FakeAnthropic([reply("", tool_calls=[complete()])]) as api:
+        out = run_cli("run", "ci", cwd=repo, env=api_env(api))
+        assert api.requests == []
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    [line] = out.stderr.strip().splitlines()
+    assert f"{config}: refused to read: it is a symlink out of {repo}" in line

@@ -12,7 +12,7 @@ import pytest
 
 from openbot import paths
 from openbot.errors import ConfigError, UsageError
-from openbot.state.memory import MemoryStore
+from openbot.state.memory import LEFT_OUT_KEY, MEMORY_LIMIT, NOTE_LIMIT, MemoryStore
 
 
 @pytest.fixture
@@ -97,10 +97,10 @@ def test_quarantine_moves_the_damaged_file_aside(store: MemoryStore) -> None:
 WRITER = """
 import sys
 from pathlib import Path
-from openbot.state.memory import MemoryStore
+from openbot.state.memory import LEFT_OUT_KEY, MEMORY_LIMIT, NOTE_LIMIT, MemoryStore
 store = MemoryStore(Path(sys.argv[1]))
 for i in range(int(sys.argv[3])):
-    store.set(f"{sys.argv[2]}-{i}", "x" * 500)
+    store.set(f"{sys.argv[2]}-{i}", "x" * 100)  # 4 writers x 54 notes stay under the memory limit
     if i % 10 == 9:
         store.remove(f"{sys.argv[2]}-{i}")
 """
@@ -119,3 +119,45 @@ def test_concurrent_writers_in_separate_processes_lose_nothing(store: MemoryStor
     assert set(entries) == expected | {"existing"}
     assert entries["existing"] == "kept"
     assert not [p for p in os.listdir(store.path.parent) if p.endswith(".tmp")]
+
+
+def test_a_note_and_the_whole_memory_are_capped(store: MemoryStore) -> None:
+    with pytest.raises(UsageError, match="a note holds at most 4 kB"):
+        store.set("big", "x" * (NOTE_LIMIT + 1))
+    store.set("fits", "é" * (NOTE_LIMIT // 2))  # the cap counts UTF-8 bytes
+    for i in range(6):
+        store.set(f"n{i}", "x" * NOTE_LIMIT)
+    with pytest.raises(UsageError, match="memory is full"):
+        store.set("n6", "x" * NOTE_LIMIT)
+    store.set("n0", "shorter")  # room again
+    assert "big" not in store.load() and store.load()["n0"] == "shorter"
+
+
+def test_an_oversized_memory_is_shown_capped_and_may_only_shrink(store: MemoryStore) -> None:
+    store.path.parent.mkdir(parents=True)
+    entries = {"first": "keep", "huge": "y" * 1_200_000, **{f"k{i}": "z" * 3000 for i in range(20)}}
+    store.path.write_text(json.dumps({"entries": entries}))
+    shown = store.for_prompt()
+    assert shown["first"] == "keep" and shown["huge"].endswith("[... cut at 4 kB; shorten this note]")
+    assert sum(len(k) + len(v.encode()) for k, v in shown.items()) < MEMORY_LIMIT + 1000
+    assert "notes are not shown" in shown[LEFT_OUT_KEY] and "'k19'" in shown[LEFT_OUT_KEY]
+    with pytest.raises(UsageError, match="memory is full"):
+        store.set("new", "more")
+    store.set("huge", "now short")  # shrinking an over-full memory is allowed
+    assert store.load()["huge"] == "now short"
+
+
+def test_a_planted_memory_file_is_damaged_not_followed_or_waited_on(store: MemoryStore) -> None:
+    store.path.parent.mkdir(parents=True)
+    store.path.symlink_to("/proc/self/environ")
+    with pytest.raises(ConfigError, match="is damaged: refused to read: it is a symlink out of"):
+        store.load()
+    store.path.unlink()
+    os.mkfifo(store.path)
+    with pytest.raises(ConfigError, match="is damaged: refused to read: it is a FIFO"):
+        store.load()
+    store.path.unlink()
+    store.path.touch()
+    os.truncate(store.path, 1 << 30)  # sparse
+    with pytest.raises(ConfigError, match="larger than 4 MB"):
+        store.load()
