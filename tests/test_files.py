@@ -1,4 +1,4 @@
-"""files.read_capped: what openbot reads from places the agent can write is inside its root, regular, capped."""
+"""files.read_capped: what openbot reads where the agent can write is inside its root, regular, capped."""
 
 from __future__ import annotations
 

@@ -82,7 +82,8 @@ def show(
     instructions."""
     import dataclasses
 
-    from openbot.config.botconfig import BotConfig, toml_value
+    from openbot.config.botconfig import BotConfig
+    from openbot.config.frontmatter import toml_value
     from openbot.config.bots import find_bot
 
     ref = find_bot(name, repo_root())
