@@ -83,8 +83,8 @@ def show(
     import dataclasses
 
     from openbot.config.botconfig import BotConfig
-    from openbot.config.frontmatter import toml_value
     from openbot.config.bots import find_bot
+    from openbot.config.frontmatter import toml_value
 
     ref = find_bot(name, repo_root())
     bot_file = ref.load()
