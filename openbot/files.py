@@ -126,15 +126,17 @@ def read_capped(path: Path, *, root: Path, limit: int) -> tuple[bytes, bool]:
 
 
 def read_text_capped(path: Path, *, root: Path, limit: int, errors: str = "strict") -> tuple[str, bool]:
-    """(the UTF-8 text of at most `limit` bytes of `path`, whether it was cut); a BOM is dropped.
+    """(the UTF-8 text of at most `limit` bytes of `path`, whether it was cut); a BOM is dropped and line
+    ends are read as `open()` reads them (\r\n and \r become \n).
 
     A character split by the cut is dropped; with errors="strict" bad UTF-8 is a ConfigError."""
     data, cut = read_capped(path, root=root, limit=limit)
     decoder = codecs.getincrementaldecoder("utf-8-sig")(errors)
     try:
-        return decoder.decode(data, final=not cut), cut
+        text = decoder.decode(data, final=not cut)
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not UTF-8 text", hint="save the file as UTF-8") from e
+    return text.replace("\r\n", "\n").replace("\r", "\n"), cut
 
 
 def read_user_text(path: Path, *, root: Path, limit: int, what: str = "file") -> str:

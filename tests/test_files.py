@@ -60,3 +60,8 @@ def test_text_cut_inside_a_character_drops_it_and_bad_utf8_is_one_line(tmp_path:
         "ok \ufffd",
         False,
     )
+    (tmp_path / "c.md").write_bytes(b"+++\r\nmodel = 1\r\n+++\rbody\n")  # read as open() reads text
+    assert read_text_capped(tmp_path / "c.md", root=tmp_path, limit=100) == (
+        "+++\nmodel = 1\n+++\nbody\n",
+        False,
+    )
