@@ -8,16 +8,24 @@
     ├── GitError                 exit 1, a git operation failed
     └── SandboxError             exit 2, the kernel cannot enforce the requested sandbox
 
-Stop conditions of a run are not errors; they live in `openbot.run.plan`.
-The CLI maps these to exit codes in exactly one place (`openbot.cli.app.main`).
+Stop conditions of a run are not errors; they live in `openbot.stops`. `exit_code_of` is the one map
+from how a command or a run ended to its exit code (the CLI and the run record both use it), and
+`debug_enabled` the one reading of OPENBOT_DEBUG (tracebacks instead of one-line errors).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
 
-if TYPE_CHECKING:
-    from openbot.agent.models.base import Usage
+from openbot.stops import Stop
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LIMIT = 0, 1, 2, 3
+
+
+def debug_enabled() -> bool:
+    """OPENBOT_DEBUG: unset, "", "0", "false", "no", "off" (any case) leave it off; "1", "true", "yes" and
+    any other value turn it on (someone who set it to something wants to debug)."""
+    return os.environ.get("OPENBOT_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 class OpenbotError(Exception):
@@ -49,9 +57,10 @@ class NotFoundError(UsageError):
 class ModelError(OpenbotError):
     """The model backend failed for good (auth, retries exhausted, script exhausted).
 
-    `usage` is what the failed attempts were billed (a `models.base.Usage`), so budgets count them."""
+    `usage` is what the failed attempts were billed (an `agent.models.base.Usage`; typed `object` here
+    because the shared modules know no wing), so budgets count them."""
 
-    def __init__(self, message: str, *, hint: str = "", usage: Usage | None = None) -> None:
+    def __init__(self, message: str, *, hint: str = "", usage: object = None) -> None:
         super().__init__(message, hint=hint)
         self.usage = usage
 
@@ -62,3 +71,12 @@ class GitError(OpenbotError):
 
 class SandboxError(UsageError):
     pass
+
+
+def exit_code_of(ended: BaseException | None) -> int:
+    """The exit code for how something ended: None = success, a stop or an error its own, else failure."""
+    if ended is None:
+        return EXIT_OK
+    if isinstance(ended, Stop | OpenbotError):
+        return ended.exit_code
+    return EXIT_FAILED

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class TurnCompleted(Event):
 @dataclass(frozen=True)
 class TurnAborted(Event):
     type: ClassVar[str] = "turn_aborted"
-    reason: str  # step_limit | stuck | interrupted | error
+    reason: Literal["step_limit", "stuck"]  # openbot.stops.CutShort (events imports nothing of openbot)
     detail: str = ""
 
 
@@ -143,12 +143,30 @@ class Error(Event):
     kind: str = ""
 
 
+# What a Notice is about; docs/EVENTS.md says what each one's `data` holds and which log keeps it.
+NoticeKind = Literal[
+    "context_compacted",
+    "reply_truncated",
+    "sandbox_unconfined",
+    "dead_run_marked",
+    "worktree_swept",
+    "wip_commit",
+    "worktree_kept",
+    "empty_branch_deleted",
+    "skill_skipped",
+    "skills_kept",
+    "mcp_server_started",
+    "mcp_server_failed",
+    "mcp_server_crashed",
+]
+
+
 @dataclass(frozen=True)
 class Notice(Event):
-    """Something the runner did on the user's behalf (WIP commit, merge outcome, sweep, limit)."""
+    """Something openbot did or decided on the user's behalf (a WIP commit, a sweep, a skipped skill)."""
 
     type: ClassVar[str] = "notice"
-    kind: str
+    kind: NoticeKind
     message: str
     data: dict[str, Any] = field(default_factory=dict)
 

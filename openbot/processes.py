@@ -70,11 +70,6 @@ def owner_gone(owner: dict[str, Any], missing: bool) -> bool:
     return missing or not alive(owner["pid"], owner.get("pid_start"))
 
 
-def run_alive(host: str, pid: int) -> bool:
-    """For run records: alive unless it is this machine's and the pid is certainly dead."""
-    return host != socket.gethostname() or alive(pid)
-
-
 def processes_in(directory: Path) -> list[int]:
     """Pids whose working directory is `directory` or below it (Linux /proc; [] elsewhere)."""
     root = directory.resolve()

@@ -1,22 +1,110 @@
-"""Why a turn or a run stops early: small exceptions that carry what must be recorded.
+"""Why a turn or a run stops: small exceptions that carry what must be recorded, and the words for it.
 
-They are not errors of the user's making (see `openbot.errors`); the runner turns each into a session
-status and a run exit code.
+    TurnEnded (Exception)          ends one turn; the session is recorded and the run goes on
+    ├── EndTurn                    the model answered without a tool call        session `completed`
+    └── AbortTurn                  cut short:
+        ├── StepLimit              max_turn_steps model calls                    session `limit`
+        └── Stuck                  the same tool calls max_repeats times         session `limit`
+    Stop (BaseException)           ends the run
+    ├── Completed                  session_complete was called                   run `completed`, exit 0
+    ├── LimitReached               a budget or max_iterations                    run `limit`, exit 3
+    └── Interrupted                ctrl-c / SIGTERM / SIGHUP                     run `interrupted`, 128+signum
+
+They are not errors of the user's making (see `openbot.errors`, which maps every ending to an exit code).
 """
 
 from __future__ import annotations
+
+import signal
+import threading
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+# The statuses a session (metadata.json) and a run (run.json) are recorded with; docs/EVENTS.md.
+Status = Literal["running", "completed", "limit", "interrupted", "failed"]
+# What the bot asks session_complete to do with its branch; "none": nothing could be applied.
+Action = Literal["merge", "review", "discard"]
+ACTIONS: tuple[Action, ...] = ("merge", "review", "discard")
+CutShort = Literal["step_limit", "stuck"]
+TurnOutcome = Literal["end_turn"] | CutShort
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the bot said when it called session_complete."""
+
+    summary: str
+    action: Action
+
+
+class Cancel(threading.Event):
+    """The run's cancel flag, and the signal that raised it (set before the flag, so readers see both)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.signum = 0
+
+    def cancel(self, signum: int) -> None:
+        self.signum = signum
+        self.set()
+
+    def interrupted(self) -> Interrupted:
+        return Interrupted(self.signum or signal.SIGINT)
+
+
+class TurnEnded(Exception):
+    """Ends the turn; `Turn.run` records it and returns."""
+
+    outcome: ClassVar[TurnOutcome]
+    status: ClassVar[Status] = "limit"
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class EndTurn(TurnEnded):
+    """The model's reply asked for no tool: its turn is over. `detail` is the API's stop_reason."""
+
+    outcome = "end_turn"
+    status = "completed"
+
+
+class AbortTurn(TurnEnded):
+    """The turn was cut short; `detail` says why, in figures."""
+
+    outcome: ClassVar[CutShort]
+
+
+class StepLimit(AbortTurn):
+    outcome = "step_limit"
+
+
+class Stuck(AbortTurn):
+    outcome = "stuck"
 
 
 class Stop(BaseException):
     """A BaseException, like KeyboardInterrupt: code that catches Exception (the SDK's own retry loop
     among it) must not swallow a ctrl-c or a budget stop."""
 
-    status = "failed"
-    exit_code = 1
+    status: ClassVar[Status] = "failed"
+    exit_code: int = 1
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class Completed(Stop):
+    """The bot called session_complete: the run ends after this turn, and its action is applied."""
+
+    status = "completed"
+    exit_code = 0
+
+    def __init__(self, completion: Completion) -> None:
+        super().__init__("")
+        self.completion = completion
 
 
 class LimitReached(Stop):
@@ -31,14 +119,11 @@ class LimitReached(Stop):
 
 
 class Interrupted(Stop):
-    """ctrl-c (exit 130) or SIGTERM (exit 143)."""
+    """ctrl-c (exit 130), SIGTERM (exit 143) or SIGHUP (exit 129)."""
 
     status = "interrupted"
 
     def __init__(self, signum: int, message: str = "") -> None:
-        import signal
-
-        name = signal.Signals(signum).name
-        super().__init__(message or f"interrupted by {name}")
+        super().__init__(message or f"interrupted by {signal.Signals(signum).name}")
         self.signum = signum
         self.exit_code = 128 + signum

@@ -344,8 +344,7 @@ def test_ci_docs_exit_code_table_matches_the_code() -> None:
     import re
     import signal
 
-    from openbot.errors import OpenbotError, UsageError
-    from openbot.run.plan import EXIT_LIMIT, EXIT_OK
+    from openbot.errors import EXIT_LIMIT, EXIT_OK, OpenbotError, UsageError
     from openbot.stops import Interrupted
 
     text = (Path(__file__).parent.parent / "docs" / "ci.md").read_text()

@@ -1,9 +1,8 @@
 """One agent turn: ask the model, run the tools it asked for, feed the results back — until it stops.
 
-run_turn ─┬─ before every call: cancelled? step limit? budget? context too big? user input?
-          ├─ model.complete(request, sink)           (text streams to the sink as it arrives)
-          ├─ run each tool_use in order → tool_result blocks (errors become is_error results)
-          └─ stop: no tool calls │ session_complete │ step limit │ stuck (repeats) │ interrupted
+Turn.run ── loop: step() = check limits → query the model → execute its tool calls
+            each stop is an exception (openbot.stops): EndTurn │ StepLimit │ Stuck end the turn here;
+            Completed │ LimitReached │ Interrupted end the run and propagate to the runner
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import Any
 
 from openbot.agent.budget import Budget
 from openbot.agent.context import ContextKeeper
-from openbot.agent.models.base import ModelBackend, ModelRequest, Usage
+from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, Usage
 from openbot.agent.tools.base import Tool, ToolContext
 from openbot.agent.tools.registry import run_tool, tool_specs
 from openbot.errors import ModelError
@@ -30,7 +29,7 @@ from openbot.events import (
     UserInput,
 )
 from openbot.state.conversation import Conversation, not_run
-from openbot.stops import Interrupted
+from openbot.stops import AbortTurn, Completed, EndTurn, StepLimit, Stuck, TurnEnded, TurnOutcome
 
 
 @dataclass(frozen=True)
@@ -42,7 +41,7 @@ class TurnLimits:
 
 @dataclass
 class TurnResult:
-    outcome: str  # end_turn | session_complete | step_limit | stuck
+    outcome: TurnOutcome
     steps: int
     usage: Usage
     last_text: str = ""
@@ -62,7 +61,7 @@ def _signature(tool_uses: list[dict[str, Any]]) -> str:
 
 @dataclass
 class Turn:
-    """Everything one turn needs; `run()` is the loop, the named methods are its steps."""
+    """Everything one turn needs; `run()` is the loop, `step()` one model call, the rest its parts."""
 
     model: ModelBackend
     system: str
@@ -79,72 +78,85 @@ class Turn:
     def __post_init__(self) -> None:
         # Kept on the turn so the runner can record partial usage when the turn ends by an exception.
         self.result = TurnResult(outcome="end_turn", steps=0, usage=Usage())
+        self._last_signature, self._repeats = "", 0
 
     def run(self) -> TurnResult:
-        sink = self.ctx.sink
-        sink.emit(TurnStarted(model=self.model.model))
-        result = self.result
-        last_sig, repeats = "", 0
-        while True:
-            self._before_call(result.steps)
-            request = self._request()
-            sent = len(request.messages)  # the list grows as the conversation does
-            try:
-                reply = self.model.complete(request, sink)
-            except ModelError as e:
-                if e.usage is not None:  # failed attempts that were billed still count
-                    self._account(e.usage, result)
-                raise
-            result.steps += 1
-            self._account(reply.usage, result)
-            u = reply.usage
-            self.context.observe(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens, sent)
-            if reply.content:  # an empty assistant message would make every later request invalid
-                self.conversation.append({"role": "assistant", "content": reply.content})
-            if reply.text:
-                sink.emit(Message(text=reply.text))
-                result.last_text = reply.text
-                result.texts.append(reply.text)
-            if not reply.tool_uses:
-                return self._end(result, "end_turn", reply.stop_reason)
-            self._run_tools(reply.tool_uses)
-            if self.ctx.completion is not None:
-                return self._end(result, "session_complete", "session_complete")
-            if self.ctx.cancel.is_set():
-                raise Interrupted(self.ctx.cancel_signal)
-            sig = _signature(reply.tool_uses)
-            repeats = repeats + 1 if sig == last_sig else 1
-            last_sig = sig
-            if repeats >= self.limits.max_repeats:
-                return self._abort(result, "stuck", f"the same tool call was repeated {repeats} times")
-            if result.steps >= self.limits.max_steps:
-                return self._abort(result, "step_limit", f"reached max_turn_steps ({self.limits.max_steps})")
+        self.ctx.sink.emit(TurnStarted(model=self.model.model))
+        try:
+            while True:
+                self.step()
+        except TurnEnded as end:
+            return self._ended(end)
+        except Completed:
+            self.ctx.sink.emit(TurnCompleted(steps=self.result.steps, stop_reason="session_complete"))
+            raise
 
-    def _before_call(self, steps: int) -> None:
+    def step(self) -> None:
+        self._check_limits()
+        reply = self._query()
+        self._execute(reply)
+
+    def _check_limits(self) -> None:
+        """Before every call: cancelled? over budget? Then typed input, the nudge at 80 %, compaction."""
         if self.ctx.cancel.is_set():
-            raise Interrupted(self.ctx.cancel_signal)
+            raise self.ctx.cancel.interrupted()
         self.budget.check()
+        steps, max_steps = self.result.steps, self.limits.max_steps
         for line in self.take_input():
             self.ctx.sink.emit(UserInput(text=line))
             self.conversation.add_user_text(f"[message from the user, typed while you work]\n{line}")
-        if steps and steps == int(self.limits.max_steps * 0.8):
-            self.conversation.add_user_text(NUDGE.format(used=steps, limit=self.limits.max_steps))
+        if steps and steps == int(max_steps * 0.8):
+            self.conversation.add_user_text(NUDGE.format(used=steps, limit=max_steps))
         saved = self.context.maybe_compact(self.conversation.messages, self.keep_from)
         if saved:
             self.ctx.sink.emit(
                 Notice(kind="context_compacted", message=f"elided old tool outputs (~{saved:,} tokens)")
             )
 
-    def _request(self) -> ModelRequest:
-        return ModelRequest(
+    def _query(self) -> ModelReply:
+        request = ModelRequest(
             system=self.system,
             tools=tool_specs(self.tools),
             messages=self.conversation.messages,
             max_tokens=self.limits.max_tokens_per_call,
         )
+        sent = len(request.messages)  # the list grows as the conversation does
+        try:
+            reply = self.model.complete(request, self.ctx.sink)
+        except ModelError as e:
+            if isinstance(e.usage, Usage):  # failed attempts that were billed still count
+                self._account(e.usage)
+            raise
+        self.result.steps += 1
+        self._account(reply.usage)
+        u = reply.usage
+        self.context.observe(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens, sent)
+        if reply.content:  # an empty assistant message would make every later request invalid
+            self.conversation.append({"role": "assistant", "content": reply.content})
+        if reply.text:
+            self.ctx.sink.emit(Message(text=reply.text))
+            self.result.last_text = reply.text
+            self.result.texts.append(reply.text)
+        return reply
 
-    def _account(self, usage: Usage, result: TurnResult) -> None:
-        result.usage.add(usage)
+    def _execute(self, reply: ModelReply) -> None:
+        if not reply.tool_uses:
+            raise EndTurn(reply.stop_reason)
+        self._run_tools(reply.tool_uses)
+        if self.ctx.completion is not None:
+            raise Completed(self.ctx.completion)
+        if self.ctx.cancel.is_set():
+            raise self.ctx.cancel.interrupted()
+        sig = _signature(reply.tool_uses)
+        self._repeats = self._repeats + 1 if sig == self._last_signature else 1
+        self._last_signature = sig
+        if self._repeats >= self.limits.max_repeats:
+            raise Stuck(f"the same tool call was repeated {self._repeats} times")
+        if self.result.steps >= self.limits.max_steps:
+            raise StepLimit(f"reached max_turn_steps ({self.limits.max_steps})")
+
+    def _account(self, usage: Usage) -> None:
+        self.result.usage.add(usage)
         self.budget.add(usage)
         self.ctx.sink.emit(
             TokenCount(
@@ -184,12 +196,12 @@ class Turn:
             block["is_error"] = True
         return block
 
-    def _end(self, result: TurnResult, outcome: str, stop_reason: str) -> TurnResult:
-        result.outcome = outcome
-        self.ctx.sink.emit(TurnCompleted(steps=result.steps, stop_reason=stop_reason or ""))
-        return result
-
-    def _abort(self, result: TurnResult, outcome: str, detail: str) -> TurnResult:
-        result.outcome, result.detail = outcome, detail
-        self.ctx.sink.emit(TurnAborted(reason=outcome, detail=detail))
+    def _ended(self, end: TurnEnded) -> TurnResult:
+        result = self.result
+        result.outcome = end.outcome
+        if isinstance(end, AbortTurn):
+            result.detail = end.detail
+            self.ctx.sink.emit(TurnAborted(reason=end.outcome, detail=end.detail))
+        else:
+            self.ctx.sink.emit(TurnCompleted(steps=result.steps, stop_reason=end.detail or ""))
         return result

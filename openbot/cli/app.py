@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import typer
 from typer.core import TyperGroup
 
 from openbot import __version__
-from openbot.errors import OpenbotError
+from openbot.errors import OpenbotError, debug_enabled, exit_code_of
 from openbot.views.escapes import visible
-
-
-def debug_enabled() -> bool:
-    return os.environ.get("OPENBOT_DEBUG", "") not in ("", "0")
 
 
 class _OpenbotGroup(TyperGroup):
@@ -28,13 +23,13 @@ class _OpenbotGroup(TyperGroup):
                 raise
             # Messages may quote files the agent wrote (configs, skills, records): shown, not interpreted.
             typer.echo(visible(f"openbot: error: {e.one_line()}"), err=True)
-            raise typer.Exit(e.exit_code) from None
+            raise typer.Exit(exit_code_of(e)) from None
         except OSError as e:  # the filesystem said no (OPENBOT_HOME is a file, a disk is full, ...)
             if debug_enabled():
                 raise
             where = f": {e.filename}" if e.filename else ""
             typer.echo(f"openbot: error: {e.strerror or e}{where} (OPENBOT_DEBUG=1 shows where)", err=True)
-            raise typer.Exit(1) from None
+            raise typer.Exit(exit_code_of(e)) from None
 
 
 app = typer.Typer(

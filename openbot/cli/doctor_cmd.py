@@ -97,14 +97,14 @@ def check_bots(repo_root: Path | None) -> Iterator[Check]:
 
 def _check_script(model: str, bot_dir: Path) -> Path | None:
     """The script a `scripted:` model replays, loaded as a run would; relative paths are the bot's dir's
-    (as `openbot.run.plan._resolve_model` resolves them). None for a Claude model."""
+    (as `openbot.agent.models.resolve_script` resolves them for a run). None for a Claude model."""
+    from openbot.agent.models import parse_model, resolve_script
     from openbot.agent.models.scripted import ScriptedModel
     from openbot.errors import ConfigError
 
-    if not model.startswith("scripted:"):
+    path = parse_model(resolve_script(model, bot_dir)).script
+    if path is None:
         return None
-    path = Path(model.removeprefix("scripted:")).expanduser()
-    path = path if path.is_absolute() else (bot_dir / path).resolve()
     if not path.is_file():
         what = "is not a file" if path.exists() else "does not exist"
         raise ConfigError(

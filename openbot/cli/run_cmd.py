@@ -1,10 +1,9 @@
-"""`openbot run <bot>`: the product's main job (see openbot.run.plan and openbot.run.runner)."""
+"""`openbot run <bot>`: the product's main job (openbot.run.plan checks, openbot.run.runner runs)."""
 
 from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -14,7 +13,7 @@ from openbot.cli.app import app
 from openbot.errors import UsageError
 
 if TYPE_CHECKING:
-    from openbot.run.plan import RunResult
+    from openbot.run.result import RunResult
     from openbot.views.live import LiveView
 
 
@@ -52,10 +51,11 @@ def run_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout at the end."),
 ) -> None:
     """Run a bot: iterate agent sessions in an isolated worktree until it completes or a limit is hit."""
-    from openbot.redact import Redactor
     from openbot.run.inbox import Inbox
-    from openbot.run.plan import RunRequest, plan_run, run
+    from openbot.run.plan import RunRequest, plan_run
+    from openbot.run.runner import run
     from openbot.run.signals import SignalGuard
+    from openbot.stops import Cancel
     from openbot.views import ci_summary as ci
     from openbot.views.live import make_view
 
@@ -82,10 +82,8 @@ def run_command(
     )
     plan = plan_run(req)  # every usage/config error surfaces here, before anything is created
     in_ci = ci.in_ci(os.environ)
-    from openbot.config.integrations import secret_values
-
-    view = make_view(Redactor.from_env(os.environ, also=secret_values(plan.config, os.environ)).redact, in_ci)
-    cancel = threading.Event()
+    view = make_view(plan.redactor.redact, in_ci)
+    cancel = Cancel()
     guard = SignalGuard(cancel)
     guard.install()
     try:

@@ -19,6 +19,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from openbot import paths
+from openbot.agent.models import parse_model
 from openbot.config.frontmatter import refuse_yaml_frontmatter, split_frontmatter, toml_value
 from openbot.errors import ConfigError, UsageError
 
@@ -175,7 +176,8 @@ def _check_model(model: str, source: str) -> None:
         raise ConfigError(
             f"{source}: key 'model' is empty", hint=f'name a Claude model, e.g. model = "{DEFAULT_MODEL}"'
         )
-    if model.startswith("scripted:") and not model.removeprefix("scripted:").strip():
+    name = parse_model(model)
+    if name.backend == "scripted" and not name.target.strip():
         raise ConfigError(
             f"{source}: key 'model' is {toml_value(model)}, which names no script file",
             hint='write model = "scripted:<path to a JSON script>"',

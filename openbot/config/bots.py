@@ -171,6 +171,7 @@ def _example_config(src: Path, dest: Path, description: str, prompt: str) -> str
     """The example's config.md, comments kept; a script it ships is pointed at the copy in `dest`."""
     import tomlkit
 
+    from openbot.agent.models import parse_model, scripted_name
     from openbot.config.botconfig import parse_text
     from openbot.config.frontmatter import split_frontmatter
 
@@ -180,11 +181,11 @@ def _example_config(src: Path, dest: Path, description: str, prompt: str) -> str
     fm, body = split_frontmatter(text, example_path)
     doc = tomlkit.parse(fm or "")
     model = bot_file.config.model
-    if model.startswith("scripted:"):
-        script = Path(model.removeprefix("scripted:"))
+    script = parse_model(model).script
+    if script is not None:
         # A relative script path is resolved from the current directory at run time, so point it at the copy.
         if not script.is_absolute() and (src / script).is_file():
-            doc["model"] = f"scripted:{(dest / script).resolve()}"
+            doc["model"] = scripted_name((dest / script).resolve())
     if description:
         doc["description"] = description
     instructions = prompt or body

@@ -17,13 +17,13 @@ def start_mcp(plan: RunPlan, workspace: Workspace, log_dir: Path, cancel: thread
     """The started hub, or None when the bot has no MCP servers (then nothing of the SDK is imported)."""
     from openbot.config.integrations import mcp_servers
 
-    specs = mcp_servers(plan.config, str(plan.bot_file.path))
+    specs = mcp_servers(plan.config, str(plan.bot.config_path))
     if not specs:
         return None
     from openbot.agent.tools.mcp import McpHub
     from openbot.agent.tools.mcp.launch import launch_for
 
-    bot_dir = plan.bot_file.path.parent
+    bot_dir = plan.bot.config_path.parent
     hub = McpHub(
         specs,
         lambda spec: launch_for(

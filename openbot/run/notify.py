@@ -193,6 +193,6 @@ def notify_run(plan: Any, result: Any, view: Any) -> None:
     if not targets:
         return
     redactor = Redactor.from_env(os.environ, also=secret_values(plan.config, os.environ))
-    repo = str(plan.repo.workdir) if plan.repo is not None else str(plan.req.cwd)
+    repo = str(plan.repo.workdir) if plan.repo is not None else str(plan.cwd)
     body = redactor.redact_obj(payload(result.to_json(), repo))
     report(deliver(targets, body, os.environ, redactor.redact), view.line)

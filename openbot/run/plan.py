@@ -1,31 +1,29 @@
-"""`openbot run`: plan (validate everything, create nothing), then iterate sessions in a worktree.
+"""`openbot run`, step one: check everything that can fail on bad input, create nothing, and keep what was
+built for the check (config, model backend, memory store, repository) in the plan the runner uses.
 
-plan_run ──► Runner.execute
-               ├─ start: sweep dead worktrees, create/reopen the worktree, sandbox policy, run.json
-               ├─ loop:  iteration → (session dir, events.jsonl, one Turn, metadata) → sleep/inbox
-               └─ finish (always): WIP-commit + remove worktree, apply the action, final run.json
+    plan_run ──► Runner.execute (openbot.run.runner)
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, is_scripted
-from openbot.config.botconfig import BotConfig, BotFile, resolve
+from openbot.agent.models import resolve_script
+from openbot.agent.models.base import ModelBackend
+from openbot.agent.models.registry import load_backend
+from openbot.config.botconfig import BotConfig, resolve
 from openbot.config.bots import BotRef, find_bot
-from openbot.config.integrations import check_environment
+from openbot.config.integrations import check_environment, secret_values
 from openbot.errors import UsageError
 from openbot.git.repo import RepoInfo, find_repo
+from openbot.redact import Redactor
+from openbot.state.memory import MemoryStore
 from openbot.state.project import Project, resolve_project
-from openbot.state.runstate import RunRecord, find_run, new_run_id
-from openbot.stops import LimitReached
-
-EXIT_OK, EXIT_FAILED, EXIT_LIMIT = 0, 1, 3
+from openbot.state.runstate import RunRecord, find_run
 
 
 @dataclass
@@ -51,22 +49,20 @@ class RunRequest:
 class RunPlan:
     """A validated run: every check that can fail on bad input has passed, nothing is created yet."""
 
-    req: RunRequest
     bot: BotRef
-    bot_file: BotFile
-    config: BotConfig
-    model: str
+    config: BotConfig  # defaults < config.md < flags (config_path: bot.config_path)
+    instructions: str  # the body of config.md
+    task: str  # --prompt: added to every iteration
+    cwd: Path
+    model: str  # the resolved model name (a script path made absolute)
+    backend: ModelBackend
+    memory: MemoryStore
+    redactor: Redactor  # the environment's secrets and those the config names (MCP, notify)
     project: Project
     repo: RepoInfo | None
     use_worktree: bool
+    with_changes: bool
     resume: RunRecord | None
-
-
-def _resolve_model(model: str, base_dir: Path) -> str:
-    if not is_scripted(model):
-        return model
-    path = Path(model.removeprefix("scripted:")).expanduser()
-    return f"scripted:{path if path.is_absolute() else (base_dir / path).resolve()}"
 
 
 def plan_run(req: RunRequest) -> RunPlan:
@@ -87,17 +83,40 @@ def plan_run(req: RunRequest) -> RunPlan:
             f"not inside a git repository: {req.cwd}",
             hint="cd into a repository, or pass --skip-git-check to work in this directory (no worktree)",
         )
-    base_dir = req.cwd if req.model else bot_file.path.parent
-    model = _resolve_model(config.model, base_dir)
-    if is_scripted(model):
-        from openbot.agent.models.scripted import ScriptedModel
+    # A script named on the command line is the current directory's; one in config.md the bot's.
+    model = resolve_script(config.model, req.cwd if req.model else bot_file.path.parent)
+    backend = load_backend(model)  # a bad script or a missing API key fails now, not mid-run
+    project, resume = _project_and_resume(req, bot)
+    use_worktree = repo is not None and not req.no_worktree and (resume is None or resume.use_worktree)
+    if use_worktree and repo is not None:
+        _check_repo(repo, resume)
+    if resume is not None:
+        _check_resumable(resume)
+    _check_sandbox(config, req.cwd)
+    check_environment(config, str(bot_file.path), os.environ)  # an unset ${NAME} fails now, not mid-run
+    from openbot.paths import memory_file
 
-        ScriptedModel.from_file(model.removeprefix("scripted:"))  # a bad script fails now, not mid-run
-    elif not os.environ.get("ANTHROPIC_API_KEY"):
-        raise UsageError(
-            f"ANTHROPIC_API_KEY is not set (needed by model '{model}')",
-            hint='export ANTHROPIC_API_KEY=..., or dry-run with model = "scripted:<path>"',
-        )
+    memory = MemoryStore(memory_file(bot.name, project.slug))
+    memory.load()  # a damaged memory.json fails now, not mid-run
+    return RunPlan(
+        bot=bot,
+        config=config,
+        instructions=bot_file.instructions,
+        task=req.prompt,
+        cwd=req.cwd,
+        model=model,
+        backend=backend,
+        memory=memory,
+        redactor=Redactor.from_env(os.environ, also=secret_values(config, os.environ)),
+        project=project,
+        repo=repo,
+        use_worktree=use_worktree,
+        with_changes=req.with_changes,
+        resume=resume,
+    )
+
+
+def _project_and_resume(req: RunRequest, bot: BotRef) -> tuple[Project, RunRecord | None]:
     project = resolve_project(req.cwd, req.project)
     resume = find_run(bot.name, project.slug, req.resume) if req.resume else None
     if resume is not None and req.project is None:
@@ -107,18 +126,7 @@ def plan_run(req: RunRequest) -> RunPlan:
             f"run {resume.run_id} worked in a worktree; it resumes in one",
             hint="drop --no-worktree, or start a new run with it",
         )
-    use_worktree = repo is not None and not req.no_worktree and (resume is None or resume.use_worktree)
-    if use_worktree and repo is not None:
-        _check_repo(repo, resume)
-    if resume is not None:
-        _check_resumable(resume)
-    _check_sandbox(config, req.cwd)
-    check_environment(config, str(bot_file.path), os.environ)  # an unset ${NAME} fails now, not mid-run
-    from openbot.paths import memory_file
-    from openbot.state.memory import MemoryStore
-
-    MemoryStore(memory_file(bot.name, project.slug)).load()  # a damaged memory.json fails now, not mid-run
-    return RunPlan(req, bot, bot_file, config, model, project, repo, use_worktree, resume)
+    return project, resume
 
 
 def _check_repo(repo: RepoInfo, resume: RunRecord | None) -> None:
@@ -154,7 +162,10 @@ def _check_resumable(rec: RunRecord) -> None:
 
 
 def _check_sandbox(config: BotConfig, cwd: Path) -> None:
-    """Fail before anything is created when the kernel cannot enforce the requested sandbox."""
+    """Fail before anything is created when the kernel cannot enforce the requested sandbox.
+
+    The run's own policy is built when its worktree exists (`Workspace.open`): Landlock rules name
+    existing paths, and the worktree's is chosen only as it is created."""
     from openbot.sandbox import policy_for_run
 
     policy_for_run(
@@ -167,79 +178,3 @@ def _check_sandbox(config: BotConfig, cwd: Path) -> None:
         network=config.network,
         fallback=config.sandbox_fallback,
     )
-
-
-class GuardedModel:
-    """Marks model calls so a first ctrl-c can abandon a streaming call at once."""
-
-    def __init__(self, inner: ModelBackend, guard: Any) -> None:
-        self.inner = inner
-        self.model = inner.model
-        self.guard = guard
-
-    def complete(self, request: ModelRequest, sink: Any) -> ModelReply:
-        with self.guard.model_call():
-            return self.inner.complete(request, sink)
-
-
-@dataclass
-class RunResult:
-    record: RunRecord
-    resume_command: str
-    budget: dict[str, Any]
-
-    @property
-    def exit_code(self) -> int:
-        return self.record.exit_code if self.record.exit_code is not None else EXIT_FAILED
-
-    def to_json(self) -> dict[str, Any]:
-        r = self.record
-        return {
-            "run_id": r.run_id,
-            "bot": r.bot,
-            "project": r.project,
-            "branch": r.branch,
-            "base": r.base,
-            "status": r.status,
-            "exit_code": self.exit_code,
-            "iterations": r.iterations,
-            "summary": r.summary,
-            "action": r.action,
-            "action_message": r.action_message,
-            "reason": r.reason,
-            "tokens": r.tokens,
-            "cost_usd": round(r.cost_usd, 6),
-            "command_count": r.command_count,
-            "session_ids": r.session_ids,
-            "wip_commits": r.wip_commits,
-            "budget": self.budget,
-            "resume_command": self.resume_command,
-        }
-
-
-def run(plan: RunPlan, view: Any, inbox: Any, guard: Any, cancel: threading.Event) -> RunResult:
-    from openbot.run.notify import notify_run
-    from openbot.run.runner import Runner
-
-    result = Runner(plan, view, inbox, guard, cancel).execute()
-    notify_run(plan, result, view)
-    return result
-
-
-def new_record(plan: RunPlan) -> RunRecord:
-    if plan.resume is not None:
-        rec = plan.resume
-        rec.status, rec.exit_code, rec.reason, rec.pid = "running", None, "", os.getpid()
-        return rec
-    return RunRecord(
-        run_id=new_run_id(),
-        bot=plan.bot.name,
-        project=plan.project.slug,
-        model=plan.model,
-        use_worktree=plan.use_worktree,
-    )
-
-
-def stop_for_iterations(iteration: int, config: BotConfig) -> None:
-    if config.max_iterations and iteration >= config.max_iterations:
-        raise LimitReached("max_iterations", f"iteration limit reached ({config.max_iterations})")

@@ -13,12 +13,17 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from openbot.stops import Interrupted
+from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest
+from openbot.events import EventSink
+from openbot.run.protocols import Guard
+from openbot.stops import Cancel, Interrupted
+
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
 def _say(text: str) -> None:
@@ -30,13 +35,12 @@ def _say(text: str) -> None:
 
 
 class SignalGuard:
-    def __init__(self, cancel: threading.Event) -> None:
+    def __init__(self, cancel: Cancel) -> None:
         self.cancel = cancel
-        self.signum = 0
         self.count = 0
         self.in_model_call = False
         self.finishing = False  # saving work: a second signal waits, a third one exits
-        self._old: dict[int, Any] = {}
+        self._old: dict[int, _Handler] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.count += 1
@@ -46,8 +50,7 @@ class SignalGuard:
                 return
             _say("openbot: exiting now; the next run in this repo recovers the worktree as a WIP commit")
             os._exit(128 + signum)
-        self.signum = signum
-        self.cancel.set()
+        self.cancel.cancel(signum)
         _say(f"openbot: {signal.Signals(signum).name} received, stopping (again to force)")
         if self.in_model_call:
             raise Interrupted(signum)
@@ -66,9 +69,22 @@ class SignalGuard:
     @contextmanager
     def model_call(self) -> Iterator[None]:
         if self.cancel.is_set():
-            raise Interrupted(self.signum or signal.SIGINT)
+            raise self.cancel.interrupted()
         self.in_model_call = True
         try:
             yield
         finally:
             self.in_model_call = False
+
+
+class GuardedModel:
+    """Marks model calls so a first ctrl-c can abandon a streaming call at once."""
+
+    def __init__(self, inner: ModelBackend, guard: Guard) -> None:
+        self.inner = inner
+        self.model = inner.model
+        self.guard = guard
+
+    def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
+        with self.guard.model_call():
+            return self.inner.complete(request, sink)

@@ -3,7 +3,8 @@
 `Workspace.open` sweeps worktrees left by dead runs, then creates (or, for --resume, reopens) the
 run's worktree and builds the sandbox policy and the child environment. `Workspace.close` runs on every
 exit path: uncommitted work becomes a WIP commit, the worktree is removed (the branch stays), and the
-`session_complete` action is applied.
+`session_complete` action is applied. What it does on the user's behalf is told as `Notice` events to
+`notices` (the live view and the run's events.jsonl).
 """
 
 from __future__ import annotations
@@ -13,15 +14,19 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openbot import paths
 from openbot.errors import OpenbotError
+from openbot.events import EventSink, Notice, NoticeKind
 from openbot.state.runstate import mark_dead, mark_dead_runs
+from openbot.stops import Completion
 
 if TYPE_CHECKING:
+    from openbot.git.repo import RepoInfo
     from openbot.git.worktree import Worktree
     from openbot.run.plan import RunPlan
+    from openbot.run.protocols import View
     from openbot.sandbox import SandboxPolicy
     from openbot.state.runstate import RunRecord
 
@@ -54,10 +59,10 @@ def current_branch(git_dir: Path) -> str:
 
 
 class Workspace:
-    def __init__(self, plan: RunPlan, record: RunRecord, view: Any) -> None:
-        self.plan, self.record, self.view = plan, record, view
+    def __init__(self, plan: RunPlan, record: RunRecord, view: View, notices: EventSink) -> None:
+        self.plan, self.record, self.view, self.notices = plan, record, view, notices
         self.wt: Worktree | None = None
-        self.workdir = Path(record.workdir or plan.req.cwd)
+        self.workdir = Path(record.workdir or plan.cwd)
         self.tmp_dir: Path | None = None
         self.skills_dir = paths.bot_skills_dir(plan.bot.name)
         self.env: dict[str, str] = {}
@@ -71,30 +76,16 @@ class Workspace:
         """Set everything up; what was created before a failure is still torn down by `close`."""
         plan, rec = self.plan, self.record
         for run_id in mark_dead_runs(plan.bot.name, rec.project):
-            self.view.line(f"· run {run_id} of {plan.bot.name} had died without finishing: marked failed")
+            self._notice(
+                "dead_run_marked",
+                f"run {run_id} of {plan.bot.name} had died without finishing: marked failed",
+                run_id=run_id,
+            )
         if plan.use_worktree and plan.repo is not None:
-            from openbot.git.worktree import create_worktree, reopen_branch, sweep_dead
-
-            for swept in sweep_dead(plan.repo):
-                self.view.line(f"· recovered a worktree left by a dead run: {swept}")
-                if swept.bot != "?" and swept.run_id != "?":
-                    mark_dead(swept.bot, swept.run_id, swept.wip_sha)
-            if plan.resume is not None:
-                if rec.empty_branch_deleted:
-                    from openbot.git.gitops import run_git
-
-                    run_git(plan.repo.workdir, "branch", rec.branch, rec.base_commit)
-                    rec.empty_branch_deleted = False
-                self.wt = reopen_branch(plan.repo, rec.branch, plan.bot.name, rec.run_id)
-            else:
-                self.wt = create_worktree(
-                    plan.repo, plan.bot.name, rec.run_id, with_changes=plan.req.with_changes
-                )
-                rec.branch, rec.base_commit = self.wt.branch, self.wt.base_commit
-                rec.base = self.wt.base_ref.removeprefix("refs/heads/") or self.wt.base_commit[:12]
-            self.workdir = self.wt.path
+            self._sweep(plan.repo)
+            self._checkout(plan.repo)
         else:
-            self.workdir = plan.repo.workdir if plan.repo is not None else plan.req.cwd
+            self.workdir = plan.repo.workdir if plan.repo is not None else plan.cwd
             if plan.repo is not None:
                 rec.branch = rec.branch or current_branch(plan.repo.git_dir)
         rec.workdir = str(self.workdir)
@@ -103,6 +94,41 @@ class Workspace:
         rec.tmp_dir = str(self.tmp_dir)  # a later run removes it should this one be killed
         paths.make_private_dir(self.skills_dir)
         self._confine()
+
+    def _notice(self, kind: NoticeKind, message: str, **data: str | None) -> None:
+        self.notices.emit(Notice(kind=kind, message=message, data=data))
+
+    def _sweep(self, repo: RepoInfo) -> None:
+        from openbot.git.worktree import sweep_dead
+
+        for swept in sweep_dead(repo):
+            self._notice(
+                "worktree_swept",
+                f"recovered a worktree left by a dead run: {swept}",
+                run_id=swept.run_id,
+                branch=swept.branch,
+                wip_commit=swept.wip_sha,
+            )
+            if swept.bot != "?" and swept.run_id != "?":
+                mark_dead(swept.bot, swept.run_id, swept.wip_sha)
+
+    def _checkout(self, repo: RepoInfo) -> None:
+        """Create the run's worktree, or reopen its branch in a new one for --resume."""
+        from openbot.git.worktree import create_worktree, reopen_branch
+
+        plan, rec = self.plan, self.record
+        if plan.resume is not None:
+            if rec.empty_branch_deleted:
+                from openbot.git.gitops import run_git
+
+                run_git(repo.workdir, "branch", rec.branch, rec.base_commit)
+                rec.empty_branch_deleted = False
+            self.wt = reopen_branch(repo, rec.branch, plan.bot.name, rec.run_id)
+        else:
+            self.wt = create_worktree(repo, plan.bot.name, rec.run_id, with_changes=plan.with_changes)
+            rec.branch, rec.base_commit = self.wt.branch, self.wt.base_commit
+            rec.base = self.wt.base_ref.removeprefix("refs/heads/") or self.wt.base_commit[:12]
+        self.workdir = self.wt.path
 
     def _confine(self) -> None:
         from openbot.envpolicy import child_env
@@ -127,12 +153,12 @@ class Workspace:
             **git_identity_env(self.workdir, self.plan.bot.name),
         }
 
-    def close(self, completion: dict[str, str] | None) -> str:
+    def close(self, completion: Completion | None) -> str:
         """Save and remove the worktree, apply the action; returns why that failed ("" when it did not)."""
         wips = len(self.record.wip_commits)
         failure = self._remove_worktree() if self.wt is not None else ""
         if completion is not None and not failure:
-            action = completion["action"]
+            action = completion.action
             if action == "merge" and len(self.record.wip_commits) > wips:
                 # Only the bot's own commits are merged, never the scratch it left uncommitted.
                 failure = self._apply_action("review")
@@ -157,13 +183,20 @@ class Workspace:
         try:
             sha = remove_worktree(self.wt, message)
         except OpenbotError as e:
-            self.view.line(
-                f"!! could not remove the worktree {self.wt.path}: {e.one_line()} (work is left there)"
+            self._notice(
+                "worktree_kept",
+                f"could not remove the worktree {self.wt.path}: {e.one_line()} (work is left there)",
+                path=str(self.wt.path),
             )
             return e.one_line()
         if sha:
             rec.wip_commits.append(sha)
-            self.view.line(f"· uncommitted work saved as WIP commit {sha[:12]} on {rec.branch}")
+            self._notice(
+                "wip_commit",
+                f"uncommitted work saved as WIP commit {sha[:12]} on {rec.branch}",
+                sha=sha,
+                branch=rec.branch,
+            )
         return ""
 
     def _apply_action(self, requested: str) -> str:
@@ -206,5 +239,9 @@ class Workspace:
             rec.action_message = f"no new commits over {rec.base}: deleted the empty branch {branch}"
         else:
             rec.empty_branch_deleted = True
-            self.view.line(f"· no commits on {branch}: deleted the empty branch (a resume recreates it)")
+            self._notice(
+                "empty_branch_deleted",
+                f"no commits on {branch}: deleted the empty branch (a resume recreates it)",
+                branch=branch,
+            )
         return True

@@ -15,7 +15,7 @@ from openbot.agent.tools.registry import default_tools
 from openbot.agent.turn import Turn, TurnLimits
 from openbot.events import ListSink
 from openbot.state.conversation import Conversation
-from openbot.stops import LimitReached
+from openbot.stops import Completed, Completion, LimitReached
 
 
 def make_turn(
@@ -82,15 +82,17 @@ def test_unknown_tool_and_bad_input_are_error_results_not_crashes(tmp_path: Path
     assert [b.get("is_error") for b in blocks] == [True, True]
 
 
-def test_session_complete_ends_the_turn(tmp_path: Path) -> None:
-    turn, _, _ = make_turn(
+def test_session_complete_ends_the_turn_and_the_run(tmp_path: Path) -> None:
+    turn, _, sink = make_turn(
         tmp_path,
         [
             {"tool_calls": [{"name": "session_complete", "input": {"summary": "s", "action": "review"}}]},
         ],
     )
-    assert turn.run().outcome == "session_complete"
-    assert turn.ctx.completion == {"summary": "s", "action": "review"}
+    with pytest.raises(Completed) as done:
+        turn.run()
+    assert done.value.completion == Completion(summary="s", action="review") == turn.ctx.completion
+    assert type(sink.events[-1]).__name__ == "TurnCompleted"
 
 
 def test_step_limit_nudges_at_80_percent_then_ends(tmp_path: Path) -> None:

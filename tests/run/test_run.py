@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +42,17 @@ def user_state(repo: Path) -> tuple[str, str, str, str]:
         ),
         git(repo, "symbolic-ref", "HEAD"),
     )
+
+
+def run_events(bot: str, run_id: str) -> list[dict[str, Any]]:
+    """The run's own events.jsonl: what the run did outside its sessions (docs/EVENTS.md)."""
+    [path] = Path(os.environ["OPENBOT_HOME"]).glob(f"bots/{bot}/workspaces/*/runs/{run_id}/events.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def json_run_id(stderr: str) -> str:
+    """The run id from the report's first line, `openbot: run <run_id> <status>`."""
+    return stderr.split("openbot: run ", 1)[1].split()[0]
 
 
 def bot_branches(repo: Path) -> list[str]:
@@ -107,6 +119,10 @@ def test_iteration_limit_exits_3_and_saves_uncommitted_work_as_wip(repo: Path) -
     assert git(repo, "show", f"{result['branch']}:draft.txt") == "draft"
     assert "openbot: WIP" in git(repo, "log", "-1", "--format=%s", result["branch"])
     assert [metadata(s)["status"] for s in sessions("looper")] == ["completed", "completed"]
+    # Bug fixed: the WIP commit was printed and never logged; the run's own events.jsonl keeps it.
+    [wip] = [e for e in run_events("looper", result["run_id"]) if e["type"] == "notice"]
+    assert wip["kind"] == "wip_commit" and wip["data"]["sha"] == result["wip_commits"][0]
+    assert "saved as WIP commit" in out.stderr
 
 
 def test_resume_continues_branch_conversation_and_numbering(repo: Path) -> None:
@@ -234,7 +250,11 @@ def test_signal_during_long_command_interrupts_cleanly(repo: Path, sig: signal.S
     result = json.loads(stdout)
     assert result["status"] == "interrupted" and "--resume" in stderr
     assert git(repo, "show", f"{result['branch']}:wip.txt") == "wip"
-    assert metadata(sessions("sleeper")[-1])["status"] == "interrupted"
+    # Bug fixed: the session was recorded as "interrupted by SIGINT" whatever the signal was.
+    session = sessions("sleeper")[-1]
+    assert metadata(session)["status"] == "interrupted"
+    assert metadata(session)["error"] == result["reason"] == f"interrupted by {sig.name}"
+    assert events(session)[-1] == {**events(session)[-1], "type": "session_ended", "status": "interrupted"}
     assert not list((repo / ".git" / "openbot-worktrees").glob("sleeper-*"))
 
 
@@ -262,6 +282,10 @@ def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
         next(Path(os.environ["OPENBOT_HOME"]).glob("bots/victim/workspaces/*/runs/*/run.json")).read_text()
     )
     assert record["status"] == "failed" and record["wip_commits"] == [git(repo, "rev-parse", branch)]
+    # the next run logged what it did on the dead run's behalf, before it had a session of its own
+    kinds = {e["kind"]: e["data"] for e in run_events("next", json_run_id(out.stderr))}
+    assert kinds["worktree_swept"]["branch"] == branch
+    assert kinds["worktree_swept"]["wip_commit"] == git(repo, "rev-parse", branch)
 
 
 def test_subdirectory_and_linked_worktree_resolve_to_the_same_repo(tmp_path: Path) -> None:

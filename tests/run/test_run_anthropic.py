@@ -118,3 +118,16 @@ def test_cost_budget_stops_the_run_with_exit_3(repo: Path) -> None:
     assert out.returncode == 3 and result["status"] == "limit" and "cost limit" in result["reason"]
     assert calls < 5 and result["budget"]["max_cost_usd"] == 0.01 and result["cost_usd"] >= 0.01
     assert metadata(sessions("claude")[0])["status"] == "limit"
+
+
+def test_an_auth_token_alone_is_enough_as_it_is_for_the_sdk(repo: Path) -> None:
+    # Bug fixed: the run refused with "ANTHROPIC_API_KEY is not set" although the SDK (and the backend)
+    # accept ANTHROPIC_AUTH_TOKEN instead.
+    claude_bot("token")
+    done = {"name": "session_complete", "input": {"summary": "nothing to do", "action": "review"}}
+    with FakeAnthropic([reply("", tool_calls=[done])]) as api:
+        env = {"ANTHROPIC_AUTH_TOKEN": KEY, "ANTHROPIC_BASE_URL": api.base_url}
+        out = run_cli("run", "token", "--json", cwd=repo, env=env)
+        assert out.returncode == 0, out.stderr
+        api.assert_done()
+    assert json.loads(out.stdout)["status"] == "completed" and KEY not in out.stderr

@@ -132,18 +132,3 @@ class PromptTooLong(ModelError):
     def __init__(self, message: str, tokens: int, maximum: int, usage: Usage | None = None) -> None:
         super().__init__(message, hint="openbot compacts the conversation and retries", usage=usage)
         self.tokens, self.maximum = tokens, maximum
-
-
-def load_backend(model: str, options: ModelOptions | None = None) -> ModelBackend:
-    """`scripted:<path>` → the scripted backend; anything else → Anthropic (imported only here)."""
-    if model.startswith("scripted:"):
-        from openbot.agent.models.scripted import ScriptedModel
-
-        return ScriptedModel.from_file(model.removeprefix("scripted:"))
-    from openbot.agent.models.anthropic import AnthropicModel
-
-    return AnthropicModel(model, options=options or ModelOptions())
-
-
-def is_scripted(model: str) -> bool:
-    return model.startswith("scripted:")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openbot.agent.models import scripted_name
 from openbot.agent.models.base import ModelReply, ModelRequest, Usage
 from openbot.errors import ConfigError, ModelError
 from openbot.events import EventSink, TextDelta
@@ -114,7 +115,7 @@ class ScriptedModel:
             for call in r.get("tool_calls", []):
                 if not isinstance(call, dict) or "name" not in call:
                     raise ConfigError(f"{p}: responses[{i}].tool_calls needs objects with a 'name'")
-        return cls(responses=responses, model=f"scripted:{p}", source=str(p), keep_requests=False)
+        return cls(responses=responses, model=scripted_name(p), source=str(p), keep_requests=False)
 
     @property
     def remaining(self) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from openbot.agent.models.base import ToolSpec
 from openbot.events import EventSink, NullSink
+from openbot.stops import Cancel, Completion
 
 if TYPE_CHECKING:
     from openbot.sandbox import SandboxPolicy
@@ -28,10 +28,9 @@ class ToolContext:
     history: History | None = None
     sandbox: SandboxPolicy | None = None
     sink: EventSink = field(default_factory=NullSink)
-    cancel: threading.Event = field(default_factory=threading.Event)
-    cancel_signal: int = 2  # the signal that set `cancel` (SIGINT or SIGTERM)
+    cancel: Cancel = field(default_factory=Cancel)  # set by the first signal; knows which one
     default_timeout_secs: float = 600.0
-    completion: dict[str, str] | None = None  # set by session_complete: {"summary", "action"}
+    completion: Completion | None = None  # set by session_complete
     command_count: int = 0
     # Hides secrets in what a tool writes itself (the shell's full-output file); the runner passes
     # Redactor.from_env(os.environ).redact.

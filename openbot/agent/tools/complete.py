@@ -6,6 +6,7 @@ from typing import Any
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
+from openbot.stops import Completion
 
 ACTIONS = ("merge", "review", "discard")
 
@@ -36,5 +37,5 @@ class SessionCompleteTool:
         # The schema (checked by the registry) already enforces both fields and the action enum.
         if not input["summary"].strip():
             raise ToolFailed("summary must not be empty: say what was done and what is left")
-        ctx.completion = {"summary": input["summary"], "action": input["action"]}
+        ctx.completion = Completion(input["summary"], input["action"])
         return ToolOutput("Session marked complete; the run ends after this turn.")

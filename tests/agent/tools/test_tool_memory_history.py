@@ -15,6 +15,7 @@ from openbot.agent.tools.registry import default_tools, run_tool, tool_specs
 from openbot.events import Command, EventLog, ListSink, Message, ToolCall, ToolResult, UserInput
 from openbot.state.history import History
 from openbot.state.memory import MemoryStore
+from openbot.stops import Completion
 
 
 @pytest.fixture
@@ -134,7 +135,7 @@ def test_session_complete_sets_completion(ctx: ToolContext) -> None:
     assert call(ctx, "session_complete", summary="  ", action="merge").is_error
     out = call(ctx, "session_complete", summary="Fixed the flaky test.", action="review")
     assert out.content == "Session marked complete; the run ends after this turn." and not out.is_error
-    assert ctx.completion == {"summary": "Fixed the flaky test.", "action": "review"}
+    assert ctx.completion == Completion(summary="Fixed the flaky test.", action="review")
 
 
 class CrashingTool:

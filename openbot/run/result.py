@@ -1,0 +1,45 @@
+"""What `openbot run` hands back: the final run record, how to resume it, and the budget figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from openbot.errors import EXIT_FAILED
+from openbot.state.runstate import RunRecord
+
+
+@dataclass(frozen=True)
+class RunResult:
+    record: RunRecord
+    resume_command: str  # "" when there is nothing to resume (the branch is gone)
+    budget: dict[str, object]
+
+    @property
+    def exit_code(self) -> int:
+        return self.record.exit_code if self.record.exit_code is not None else EXIT_FAILED
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--json` summary (and the CI step summary's input)."""
+        r = self.record
+        return {
+            "run_id": r.run_id,
+            "bot": r.bot,
+            "project": r.project,
+            "branch": r.branch,
+            "base": r.base,
+            "status": r.status,
+            "exit_code": self.exit_code,
+            "iterations": r.iterations,
+            "summary": r.summary,
+            "action": r.action,
+            "action_message": r.action_message,
+            "reason": r.reason,
+            "tokens": r.tokens,
+            "cost_usd": round(r.cost_usd, 6),
+            "command_count": r.command_count,
+            "session_ids": r.session_ids,
+            "wip_commits": r.wip_commits,
+            "budget": self.budget,
+            "resume_command": self.resume_command,
+        }

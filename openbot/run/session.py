@@ -1,0 +1,204 @@
+"""One session (= one iteration of a run): open → turn → close.
+
+    open   number it in history, write system_prompt.md, open its events.jsonl, emit session_started,
+           add this iteration's prompt to the conversation
+    turn   one agent Turn (openbot.agent.turn) with the tools in the run's workspace
+    close  on every exit: metadata.json and run.json get the session's status, usage and summary, then
+           session_ended; a stop (completed, limit, interrupted) goes on to the runner
+
+`with Session(parts, ...) as session: session.turn()` runs all three.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+
+from openbot.agent.budget import Budget
+from openbot.agent.context import ContextKeeper, estimate_tokens
+from openbot.agent.models.base import ModelBackend
+from openbot.agent.prompt import IterationState, PromptParts, iteration_prompt, system_prompt
+from openbot.agent.tools.base import Tool, ToolContext
+from openbot.agent.turn import Turn, TurnLimits, TurnResult
+from openbot.config.skills import Skill
+from openbot.errors import OpenbotError
+from openbot.events import Error, EventLog, Notice, SessionEnded, SessionStarted, TeeSink
+from openbot.files import write_atomic
+from openbot.redact import Redactor
+from openbot.run.plan import RunPlan
+from openbot.run.protocols import View
+from openbot.run.workspace import Workspace
+from openbot.state.conversation import Conversation
+from openbot.state.history import History, SessionMeta
+from openbot.state.runstate import RunRecord
+from openbot.stops import Cancel, Status, Stop
+
+
+@dataclass
+class RunParts:
+    """What every session of one run shares; built once by the runner."""
+
+    plan: RunPlan
+    record: RunRecord
+    workspace: Workspace
+    history: History
+    model: ModelBackend
+    tools: list[Tool]
+    conversation: Conversation
+    context: ContextKeeper
+    budget: Budget
+    redactor: Redactor
+    view: View
+    cancel: Cancel
+    take_input: Callable[[], list[str]]
+    base_tokens: dict[str, int]  # what earlier invocations of a resumed run spent
+    base_cost: float
+
+    def save_totals(self) -> None:
+        """The run record's tokens and cost: earlier invocations plus this one's budget so far."""
+        rec, base, spent = self.record, self.base_tokens, self.budget.spent.as_dict()
+        rec.tokens = {k: base.get(k, 0) + spent.get(k, 0) for k in {**base, **spent}}
+        rec.cost_usd = self.base_cost + self.budget.spent.cost_usd
+        rec.save()
+
+
+class Session:
+    def __init__(self, parts: RunParts, number: int, skills: Sequence[Skill], user_input: list[str]) -> None:
+        self.parts, self.number, self.skills, self.user_input = parts, number, list(skills), user_input
+        self.status: Status = "failed"
+        self.reason = ""
+        self.agent_turn: Turn | None = None
+
+    def __enter__(self) -> Session:
+        self.open()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close(error)
+
+    def open(self) -> None:
+        p, plan, rec, ws = self.parts, self.parts.plan, self.parts.record, self.parts.workspace
+        assert ws.sandbox is not None
+        self.system = system_prompt(PromptParts(plan.instructions, self.skills, ws.workdir, ws.skills_dir))
+        p.context.fixed_tokens = estimate_tokens(self.system) + estimate_tokens(
+            [t.spec.to_api() for t in p.tools]
+        )
+        memory = plan.memory.for_prompt()
+        self.meta = meta = p.history.create_session(
+            rec.run_id, p.model.model, rec.branch, rec.base, (plan.task or plan.instructions)[:200]
+        )
+        rec.session_ids.append(meta.session_id)
+        rec.iterations += 1
+        rec.save()
+        session_dir = p.history.session_dir(meta.session_id)
+        write_atomic(session_dir / "system_prompt.md", p.redactor.redact(self.system))
+        self.log = EventLog(p.history.events_path(meta.session_id), p.redactor.redact)
+        self.sink = TeeSink(self.log, p.view)
+        self.ctx = ToolContext(
+            workdir=ws.workdir,
+            session_dir=session_dir,
+            env=ws.env,
+            memory=plan.memory,
+            history=p.history,
+            sandbox=ws.sandbox,
+            sink=self.sink,
+            cancel=p.cancel,
+            default_timeout_secs=plan.config.command_timeout_secs,
+            redact=p.redactor.redact,
+            deadline=p.budget.deadline(),
+        )
+        self.sink.emit(
+            SessionStarted(
+                session_id=meta.session_id,
+                session_number=meta.session_number,
+                run_id=rec.run_id,
+                model=p.model.model,
+                branch=rec.branch,
+            )
+        )
+        if ws.sandbox.unconfined_warning:
+            self.sink.emit(Notice(kind="sandbox_unconfined", message=ws.sandbox.unconfined_warning))
+        p.conversation.add_user_text(iteration_prompt(self._state(meta, memory)))
+        self.started = time.monotonic()
+
+    def _state(self, meta: SessionMeta, memory: dict[str, str]) -> IterationState:
+        p, rec, ws = self.parts, self.parts.record, self.parts.workspace
+        return IterationState(
+            project=rec.project,
+            session_number=meta.session_number,
+            branch=rec.branch,
+            base=rec.base,
+            workdir=ws.workdir,
+            isolated=ws.isolated,
+            memory=memory,
+            recent=[m for m in p.history.recent(6) if m.session_id != meta.session_id][:5],
+            user_input=self.user_input,
+            task=p.plan.task,
+            iteration=self.number,
+            max_iterations=p.plan.config.max_iterations,
+        )
+
+    def turn(self) -> TurnResult:
+        p, config = self.parts, self.parts.plan.config
+        self.agent_turn = turn = Turn(
+            model=p.model,
+            system=self.system,
+            tools=p.tools,
+            conversation=p.conversation,
+            ctx=self.ctx,
+            limits=TurnLimits(config.max_turn_steps, config.max_repeats),
+            budget=p.budget,
+            context=p.context,
+            keep_from=len(p.conversation.messages) - 1,
+            take_input=p.take_input,
+            redact=p.redactor.redact,
+        )
+        result = turn.run()
+        self.status = "completed" if result.outcome == "end_turn" else "limit"
+        self.reason = result.detail
+        return result
+
+    def close(self, error: BaseException | None) -> None:
+        if isinstance(error, Stop):
+            self.status, self.reason = error.status, error.message
+        elif isinstance(error, OpenbotError):
+            self.status, self.reason = "failed", error.one_line()
+            self.sink.emit(Error(message=self.reason, kind=type(error).__name__))
+        elif error is not None:
+            self.status, self.reason = "failed", f"{type(error).__name__}: {error}"
+        try:
+            self._record(time.monotonic() - self.started)
+        finally:
+            self.sink.emit(SessionEnded(status=self.status, reason=self.reason))
+            self.log.close()
+
+    def _record(self, duration: float) -> None:
+        p, meta, ctx = self.parts, self.meta, self.ctx
+        turn = self.agent_turn
+        usage, last_text = (turn.result.usage, turn.result.last_text) if turn else (None, "")
+        meta.status, meta.error = self.status, self.reason
+        meta.duration_secs = round(duration, 3)
+        if usage is not None:
+            meta.tokens = usage.as_dict()
+            meta.cost_usd = round(usage.cost_usd, 6)
+        meta.command_count = ctx.command_count
+        summary = ctx.completion.summary if ctx.completion else last_text
+        meta.response_summary = p.redactor.redact(summary.strip())[:500]
+        meta.action = ctx.completion.action if ctx.completion else ""
+        meta.extra["budget"] = p.budget.status()
+        sandbox = p.workspace.sandbox
+        assert sandbox is not None
+        meta.extra["sandbox"] = {
+            "requested": p.plan.config.sandbox,
+            "enforced": sandbox.mode,
+            "warning": sandbox.unconfined_warning,
+        }
+        p.history.save(meta)
+        rec = p.record
+        rec.summary = meta.response_summary or rec.summary
+        rec.command_count += ctx.command_count
+        p.save_totals()
