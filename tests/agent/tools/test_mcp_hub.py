@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from openbot.agent.tools.base import ToolContext, ToolOutput
-from openbot.agent.tools.mcp import McpHub
+from openbot.agent.tools.mcp import McpHub, client
 from openbot.agent.tools.mcp.launch import launch_for
 from openbot.config.mcp import parse_servers
 from openbot.events import ListSink
@@ -113,15 +113,21 @@ def test_a_cancelled_run_stops_waiting_for_a_call(stdio: tuple[McpHub, Path]) ->
     assert out.is_error and out.content.startswith("cancelled")
 
 
-def test_a_server_that_crashes_mid_call_is_an_error_result_and_a_notice(tmp_path: Path) -> None:
+def test_a_server_that_crashes_is_an_error_result_then_restarted_a_few_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client, "MAX_RESTARTS", 1)
     hub = make_hub(tmp_path, {"c": SERVER})
     try:
         call = Caller(hub, tmp_path)
         out = call("c__crash")
         assert out.is_error and "is gone" in out.content
-        assert any(e.type == "notice" and e.kind == "mcp_server_crashed" for e in call.sink.events)
+        assert [e.kind for e in call.sink.events if e.type == "notice"] == ["mcp_server_crashed"]
+        assert call("c__echo", text="back").content == "back"  # started again for this call
+        assert [e.kind for e in call.sink.events if e.type == "notice"][-1] == "mcp_server_restarted"
+        assert call("c__crash").is_error  # the second crash: it stays down (MAX_RESTARTS = 1 here)
         again = call("c__echo", text="x")
-        assert again.is_error and "is not running" in again.content
+        assert again.is_error and "is not running: it exited" in again.content
     finally:
         hub.close()
 

@@ -5,8 +5,9 @@ enters the transport and the `ClientSession`, lists the tools, then waits to be 
 context managers are entered and left in the same task, as anyio requires. Calls are submitted to that
 loop with `run_coroutine_threadsafe` and waited for with a timeout, checking the run's cancel flag.
 
-A server that exits closes the connection: pending and later calls fail with the SDK's "Connection
-closed", and the server is marked dead with the last lines of its stderr. Nothing here raises into the
+A server that exits closes the connection: pending calls fail with the SDK's "Connection closed", and
+the server is marked dead with the last lines of its stderr; the next call starts it again (at most
+MAX_RESTARTS times a run). Nothing here raises into the
 turn: every failure is a `CallOutcome` with `error` set.
 """
 
@@ -25,6 +26,7 @@ from openbot.config.mcp import McpServerSpec
 
 POLL_SECS = 0.1
 STOP_SECS = 6.0  # the SDK closes stdin, waits 2 s, SIGTERMs the group, waits 2 s, SIGKILLs
+MAX_RESTARTS = 2  # per server and run: one that keeps crashing stays down
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class CallOutcome:
     is_error: bool = False
     error: str = ""  # set when the call did not get a result (timeout, dead server, cancelled)
     crashed: bool = False  # this call found the server gone
+    restarted: bool = False  # the server had crashed and was started again for this call
 
 
 class McpConnection:
@@ -61,6 +64,8 @@ class McpConnection:
         self.spec, self.launch, self.loop, self.log = spec, launch, loop, log
         self.tools: list[RemoteTool] = []
         self.dead = ""  # why the server cannot be used: failed to start, crashed, stopped
+        self.crashed = False  # it ran, then went away: the next call may start it again
+        self.restarts = 0
         self._session: Any = None
         self._stop: asyncio.Event | None = None
         self._ready: concurrent.futures.Future[list[RemoteTool]] = concurrent.futures.Future()
@@ -92,27 +97,28 @@ class McpConnection:
                 return False
 
     async def _serve(self) -> None:
-        self._stop = asyncio.Event()
+        # This life's own signals: a restart replaces the attributes while an old life may still end.
+        ready, ended = self._ready, self._ended
+        stop = self._stop = asyncio.Event()
         try:
-            await self._run()
+            await self._run(ready, stop)
         finally:
-            self._ended.set()
+            ended.set()
 
-    async def _run(self) -> None:
-        assert self._stop is not None
+    async def _run(self, ready: concurrent.futures.Future[list[RemoteTool]], stop: asyncio.Event) -> None:
         try:
             async with AsyncExitStack() as stack:
-                self._session = await self._connect(stack)
-                await self._session.initialize()
-                tools = await _list_tools(self._session)
-                if not self._ready.done():
-                    self._ready.set_result(tools)
-                await self._stop.wait()
+                session = self._session = await self._connect(stack)
+                await session.initialize()
+                tools = await _list_tools(session)
+                if not ready.done():
+                    ready.set_result(tools)
+                await stop.wait()
         except BaseException as e:
-            if not self._ready.done():
-                self._ready.set_exception(e if isinstance(e, Exception) else RuntimeError(repr(e)))
-            else:  # the connection broke between calls
-                self._mark_dead(f"the connection failed: {_describe(e)}{self.stderr_tail()}")
+            if not ready.done():
+                ready.set_exception(e if isinstance(e, Exception) else RuntimeError(repr(e)))
+            elif not stop.is_set():  # the connection broke between calls
+                self._mark_dead(f"the connection failed: {_describe(e)}{self.stderr_tail()}", crashed=True)
             if not isinstance(e, Exception | asyncio.CancelledError):
                 raise
 
@@ -161,8 +167,29 @@ class McpConnection:
     def call(
         self, tool: str, arguments: dict[str, Any], timeout: float, cancel: threading.Event
     ) -> CallOutcome:
+        restarted = bool(self.dead) and self._revive(cancel)
         if self.dead:
             return CallOutcome(error=f"MCP server '{self.spec.name}' is not running: {self.dead}")
+        outcome = self._call(tool, arguments, timeout, cancel)
+        outcome.restarted = restarted
+        return outcome
+
+    def _revive(self, cancel: threading.Event) -> bool:
+        """Start a crashed server again, at most MAX_RESTARTS times a run; True when it is back."""
+        if not self.crashed or self.restarts >= MAX_RESTARTS:
+            return False
+        self.restarts += 1
+        self.stop()
+        self.wait_stopped(time.monotonic() + STOP_SECS)
+        with self._lock:
+            self.dead, self.crashed, self._session, self._stop = "", False, None, None
+        self._ready, self._ended = concurrent.futures.Future(), threading.Event()
+        self.start()
+        return self.wait_started(time.monotonic() + self.spec.startup_timeout_secs, cancel)
+
+    def _call(
+        self, tool: str, arguments: dict[str, Any], timeout: float, cancel: threading.Event
+    ) -> CallOutcome:
         future = asyncio.run_coroutine_threadsafe(self._session.call_tool(tool, arguments), self.loop)
         deadline = time.monotonic() + timeout
         while True:
@@ -186,13 +213,14 @@ class McpConnection:
         text = _describe(e)
         if "Connection closed" in text or "ClosedResource" in text or "BrokenResource" in text:
             why = "it exited (crashed or was killed)" + self.stderr_tail()
-            self._mark_dead(why)
+            self._mark_dead(why, crashed=True)
             return CallOutcome(error=f"MCP server '{self.spec.name}' is gone: {why}", crashed=True)
         return CallOutcome(error=f"the call failed: {text}")
 
-    def _mark_dead(self, why: str) -> None:
+    def _mark_dead(self, why: str, crashed: bool = False) -> None:
         with self._lock:
             self.dead = self.dead or why
+            self.crashed = self.crashed or crashed
 
     def stderr_tail(self, lines: int = 3) -> str:
         if self.launch.url:

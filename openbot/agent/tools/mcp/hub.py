@@ -4,7 +4,8 @@ stopped on every exit path (`close`, which the runner calls in its `finally`).
 What happened at start (tools offered, how each server is reached, or why it is unavailable) becomes
 notices in the first session's events, shown live among the run's first lines; a server that fails to
 start leaves the run going without its tools. A server that crashes later keeps its tools listed
-(the conversation refers to them) and each call answers with an error saying what happened.
+(the conversation refers to them): the call that found it gone is an error result, the next one starts
+it again (a few times a run at most, see client.MAX_RESTARTS).
 """
 
 from __future__ import annotations

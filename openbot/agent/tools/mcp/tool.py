@@ -56,6 +56,11 @@ class McpTool:
         else:
             outcome = self.conn.call(self.remote.name, input, timeout, ctx.cancel)
             text, crashed = outcome.error or outcome.text, outcome.crashed
+            if outcome.restarted:
+                message = f"MCP server '{spec.name}' had stopped; started it again"
+                ctx.sink.emit(
+                    Notice(kind="mcp_server_restarted", message=message, data={"server": spec.name})
+                )
             is_error = outcome.is_error or bool(outcome.error)
         duration_ms = int((time.monotonic() - started) * 1000)
         output, total, full_path = _compact(ctx, tool_use_id, ctx.redact(text))
