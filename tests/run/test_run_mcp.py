@@ -147,7 +147,7 @@ def test_an_http_server_needs_an_allowance_said_at_the_start(repo: Path, http_se
     make_bot("http", script, config=config)
     out = run_cli("run", "http", cwd=repo, env={"DOCS_TOKEN": "docs-token-value-123"})
     assert out.returncode == 3, out.stderr
-    first_lines = out.stderr.splitlines()[:4]
+    first_lines = out.stderr.splitlines()[:6]
     assert any("streamable HTTP over the network: http://127.0.0.1:" in line for line in first_lines)
     [session] = sessions("http")
     log = events(session)
