@@ -158,6 +158,7 @@ NoticeKind = Literal[
     "mcp_server_started",
     "mcp_server_failed",
     "mcp_server_crashed",
+    "mcp_server_restarted",
 ]
 
 
