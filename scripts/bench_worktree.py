@@ -20,8 +20,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from openbot.git.runrepo import create_run_repo, remove_run_repo
+from openbot.git.runsdir import RunRepo
+
 from openbot.git.repo import find_repo
-from openbot.git.worktree import Worktree, create_worktree, remove_worktree
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -74,16 +76,16 @@ def bench(repo: Path, rounds: int, trash: Path | None) -> dict[str, list[float]]
         return run, lambda: path, prune
 
     def openbot_add(i: int) -> Variant:
-        made: list[Worktree] = []
+        made: list[RunRepo] = []
         return (
-            lambda: made.append(create_worktree(info, "bench", f"r{i}")),
+            lambda: made.append(create_run_repo(info, "bench", f"r{i}")),
             lambda: made[0].path,
-            lambda: remove_worktree(made[0], "openbot: WIP bench"),  # the directory is gone: prunes only
+            lambda: remove_run_repo(made[0]),
         )
 
     variants: dict[str, Callable[[int], Variant]] = {
         "git worktree add -b": git_add,
-        "openbot create_worktree": openbot_add,
+        "openbot create_run_repo": openbot_add,
         "pygit2 add_worktree": pygit2_add,
     }
     times: dict[str, list[float]] = {label: [] for label in variants}

@@ -20,6 +20,7 @@ from openbot.config.bots import BotRef, find_bot
 from openbot.config.integrations import check_environment, secret_values
 from openbot.errors import UsageError
 from openbot.git.repo import RepoInfo, find_repo
+from openbot.git.runsdir import awaiting_home
 from openbot.redact import Redactor
 from openbot.state.memory import MemoryStore
 from openbot.state.project import Project, resolve_project
@@ -143,6 +144,7 @@ def _check_repo(repo: RepoInfo, resume: RunRecord | None) -> None:
         resume is not None
         and not resume.empty_branch_deleted
         and git.branches.local.get(resume.branch) is None
+        and not awaiting_home(repo.common_dir, resume.branch)
     ):
         why = "deleted by the run's discard action" if resume.action == "discard" else "no longer exists"
         raise UsageError(

@@ -1,10 +1,11 @@
-"""Where a run's agent works: its worktree (or the user's checkout), sandbox, environment and temp dir.
+"""Where a run's agent works: its run repository (or the user's checkout), sandbox, environment, temp dir.
 
-`Workspace.open` sweeps worktrees left by dead runs, then creates (or, for --resume, reopens) the
-run's worktree and builds the sandbox policy and the child environment. `Workspace.close` runs on every
-exit path: uncommitted work becomes a WIP commit, the worktree is removed (the branch stays), and the
-`session_complete` action is applied. What it does on the user's behalf is told as `Notice` events to
-`notices` (the live view and the run's events.jsonl).
+`Workspace.open` sweeps run repositories left by dead runs, then creates (or, for --resume, re-creates
+from the branch) the run's own repository and builds the sandbox policy and the child environment.
+`Workspace.close` runs on every exit path: the run's branch and its uncommitted work (a WIP commit) are
+brought home into the user's repository as `openbot/<name>`, the run repository is removed, and the
+`session_complete` action is applied to the commit that was brought home. What it does on the user's
+behalf is told as `Notice` events to `notices` (the live view and the run's events.jsonl).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from openbot.stops import Completion
 
 if TYPE_CHECKING:
     from openbot.git.repo import RepoInfo
-    from openbot.git.worktree import Worktree
+    from openbot.git.home import Homecoming
+    from openbot.git.runsdir import RunRepo
     from openbot.run.plan import RunPlan
     from openbot.run.protocols import View
     from openbot.sandbox import SandboxPolicy
@@ -61,7 +63,8 @@ def current_branch(git_dir: Path) -> str:
 class Workspace:
     def __init__(self, plan: RunPlan, record: RunRecord, view: View, notices: EventSink) -> None:
         self.plan, self.record, self.view, self.notices = plan, record, view, notices
-        self.wt: Worktree | None = None
+        self.wt: RunRepo | None = None
+        self.home: Homecoming | None = None
         self.workdir = Path(record.workdir or plan.cwd)
         self.tmp_dir: Path | None = None
         self.skills_dir = paths.bot_skills_dir(plan.bot.name)
@@ -99,12 +102,12 @@ class Workspace:
         self.notices.emit(Notice(kind=kind, message=message, data=data))
 
     def _sweep(self, repo: RepoInfo) -> None:
-        from openbot.git.worktree import sweep_dead
+        from openbot.git.sweep import sweep_dead
 
         for swept in sweep_dead(repo):
             self._notice(
                 "worktree_swept",
-                f"recovered a worktree left by a dead run: {swept}",
+                f"recovered the work of a dead run: {swept}",
                 run_id=swept.run_id,
                 branch=swept.branch,
                 wip_commit=swept.wip_sha,
@@ -113,19 +116,16 @@ class Workspace:
                 mark_dead(swept.bot, swept.run_id, swept.wip_sha)
 
     def _checkout(self, repo: RepoInfo) -> None:
-        """Create the run's worktree, or reopen its branch in a new one for --resume."""
-        from openbot.git.worktree import create_worktree, reopen_branch
+        """Create the run's own repository, or re-create it from its branch for --resume."""
+        from openbot.git.runrepo import create_run_repo, reopen_run_repo
 
         plan, rec = self.plan, self.record
         if plan.resume is not None:
-            if rec.empty_branch_deleted:
-                from openbot.git.gitops import run_git
-
-                run_git(repo.workdir, "branch", rec.branch, rec.base_commit)
-                rec.empty_branch_deleted = False
-            self.wt = reopen_branch(repo, rec.branch, plan.bot.name, rec.run_id)
+            start = rec.base_commit if rec.empty_branch_deleted else ""
+            self.wt = reopen_run_repo(repo, rec.branch, plan.bot.name, rec.run_id, start)
+            rec.empty_branch_deleted = False
         else:
-            self.wt = create_worktree(repo, plan.bot.name, rec.run_id, with_changes=plan.with_changes)
+            self.wt = create_run_repo(repo, plan.bot.name, rec.run_id, with_changes=plan.with_changes)
             rec.branch, rec.base_commit = self.wt.branch, self.wt.base_commit
             rec.base = self.wt.base_ref.removeprefix("refs/heads/") or self.wt.base_commit[:12]
         self.workdir = self.wt.path
@@ -139,8 +139,9 @@ class Workspace:
         self.sandbox = policy_for_run(
             config.sandbox,
             worktree=self.workdir,
-            common_dir=repo.common_dir if repo else None,
-            worktree_admin_dir=self.wt.admin_dir if self.wt else None,
+            # a run repository: writable are its checkout and its own git dir, never the user's .git
+            common_dir=repo.common_dir if repo and not self.wt else None,
+            worktree_admin_dir=self.wt.git_dir if self.wt else None,
             tmp_dir=self.tmp_dir,
             skills_dir=self.skills_dir,
             network=config.network,
@@ -175,45 +176,51 @@ class Workspace:
         return failure
 
     def _remove_worktree(self) -> str:
-        from openbot.git.worktree import remove_worktree
+        """Bring the run's branch and uncommitted work home, then delete the run repository."""
+        from openbot.git.home import bring_home
+        from openbot.git.runrepo import remove_run_repo
 
         assert self.wt is not None
         rec = self.record
         message = f"openbot: WIP from {rec.bot} run {rec.run_id} ({rec.status}), saved when the run ended"
         try:
-            sha = remove_worktree(self.wt, message)
+            self.home = home = bring_home(self.wt, message)
+            rec.branch = home.branch
+            remove_run_repo(self.wt)
         except OpenbotError as e:
             self._notice(
                 "worktree_kept",
-                f"could not remove the worktree {self.wt.path}: {e.one_line()} (work is left there)",
+                f"could not bring the run's work home from {self.wt.path}: {e.one_line()} (it is left there)",
                 path=str(self.wt.path),
             )
             return e.one_line()
-        if sha:
-            rec.wip_commits.append(sha)
+        if home.note:
+            self._notice("worktree_kept", home.note, path=str(self.wt.path))
+        if home.wip:
+            rec.wip_commits.append(home.wip)
             self._notice(
                 "wip_commit",
-                f"uncommitted work saved as WIP commit {sha[:12]} on {rec.branch}",
-                sha=sha,
+                f"uncommitted work saved as WIP commit {home.wip[:12]} on {rec.branch}",
+                sha=home.wip,
                 branch=rec.branch,
             )
         return ""
 
     def _apply_action(self, requested: str) -> str:
         rec = self.record
-        if self.wt is None:
+        if self.wt is None or self.home is None:
             rec.action = "review" if requested != "discard" else "none"
             rec.action_message = (
                 f"'{requested}' not applied: the run worked in {self.workdir} without a worktree"
             )
             return ""
-        from openbot.git.worktree import apply_action
+        from openbot.git.actions import apply_action
 
-        assert self.plan.repo is not None  # a worktree implies a repository
+        assert self.plan.repo is not None  # a run repository implies a repository
         if requested != "discard" and self._drop_if_empty(completed=True):
             return ""
         try:
-            outcome = apply_action(self.plan.repo, self.wt, requested)
+            outcome = apply_action(self.plan.repo, self.wt, requested, self.home)
         except OpenbotError as e:
             rec.action, rec.action_message = "review", f"{requested} failed: {e.one_line()}"
             return rec.action_message
@@ -224,24 +231,22 @@ class Workspace:
     def _drop_if_empty(self, completed: bool) -> bool:
         """A run that changed nothing deletes its branch, so nightly runs don't pile up empty branches.
         An unfinished run can still be resumed: `--resume` recreates the branch at the same commit."""
-        from openbot.git.gitops import run_git
+        from openbot.git.actions import commits_over, delete_branch
 
         assert self.wt is not None and self.plan.repo is not None
-        cwd, branch, rec = self.plan.repo.workdir, self.wt.branch, self.record
-        ahead = run_git(
-            cwd, "rev-list", "--count", f"{self.wt.base_commit}..refs/heads/{branch}", check=False
-        )
-        if ahead.returncode != 0 or ahead.stdout.strip() != "0":
+        home, rec = self.home, self.record
+        if home is None or commits_over(self.plan.repo, self.wt.base_commit, home.tip) != 0:
             return False
-        run_git(cwd, "branch", "-D", branch)
+        if not delete_branch(self.plan.repo, home.branch, home.tip):
+            return False
         if completed:
             rec.action = "discard"
-            rec.action_message = f"no new commits over {rec.base}: deleted the empty branch {branch}"
+            rec.action_message = f"no new commits over {rec.base}: deleted the empty branch {home.branch}"
         else:
             rec.empty_branch_deleted = True
             self._notice(
                 "empty_branch_deleted",
-                f"no commits on {branch}: deleted the empty branch (a resume recreates it)",
-                branch=branch,
+                f"no commits on {home.branch}: deleted the empty branch (a resume recreates it)",
+                branch=home.branch,
             )
         return True

@@ -265,12 +265,13 @@ def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
     time.sleep(0.5)
     proc.kill()
     proc.wait()
-    [branch] = bot_branches(repo)
+    assert bot_branches(repo) == []  # the run's branch is in its own repository until brought home
     leftover = [p for p in processes_in(repo / ".git" / "openbot-worktrees") if _is_sleep(p)]
     assert leftover  # SIGKILL cannot stop the agent's command: it runs in its own process group
     make_bot("next", [reply("", complete("nothing"))])
     out = run_cli("run", "next", cwd=repo)
     assert out.returncode == 0, out.stderr
+    [branch] = bot_branches(repo)
     assert git(repo, "show", f"{branch}:precious.txt") == "precious"
     assert not list((repo / ".git" / "openbot-worktrees").glob("victim-*"))
     assert "victim" not in git(repo, "worktree", "list")
@@ -419,9 +420,9 @@ def test_a_second_ctrl_c_exits_at_once_and_the_next_run_recovers_the_work(repo: 
     proc.send_signal(signal.SIGINT)  # the command ignores signals: without this we would wait ~2 s more
     proc.communicate(timeout=30)
     assert proc.returncode == 130 and time.monotonic() - started < 5
-    [branch] = bot_branches(repo)
     make_bot("after", [reply("", complete())])
     assert run_cli("run", "after", cwd=repo).returncode == 0
+    [branch] = bot_branches(repo)
     assert git(repo, "show", f"{branch}:draft.txt") == "draft"
 
 

@@ -1,4 +1,4 @@
-"""Worktree lifecycle on real repositories and processes: create, carry changes, remove, sweep, reopen."""
+"""The run repository on real repositories and processes: create, carry changes, bring home, sweep, reopen."""
 
 from __future__ import annotations
 
@@ -13,15 +13,11 @@ from pathlib import Path
 import pytest
 
 from openbot.errors import GitError, UsageError
+from openbot.git.home import Homecoming, bring_home
 from openbot.git.repo import RepoInfo, find_repo
-from openbot.git.worktree import (
-    Worktree,
-    commit_wip,
-    create_worktree,
-    remove_worktree,
-    reopen_branch,
-    sweep_dead,
-)
+from openbot.git.runrepo import create_run_repo, remove_run_repo, reopen_run_repo
+from openbot.git.runsdir import RunRepo
+from openbot.git.sweep import sweep_dead
 from tests.helpers import git, make_repo
 
 
@@ -67,14 +63,27 @@ def make_dirty(repo: Path) -> None:
     git(repo, "rm", "-q", "gone.txt")
 
 
-def owner_file(wt: Worktree) -> Path:
-    """Kept beside the checkout, where the sandboxed bot cannot write (it can write its admin dir)."""
+def owner_file(wt: RunRepo) -> Path:
+    """Kept beside the checkout, where the sandboxed bot cannot write (it can write its own repository)."""
     return wt.path.parent / f"{wt.name}.owner.json"
 
 
 def worktree_paths(repo: Path) -> list[str]:
     out = git(repo, "worktree", "list", "--porcelain")
     return [ln.removeprefix("worktree ") for ln in out.splitlines() if ln.startswith("worktree ")]
+
+
+def runs(repo: Path) -> list[str]:
+    """What is in openbot-worktrees/ besides the lock."""
+    root = repo / ".git" / "openbot-worktrees"
+    return sorted(p.name for p in root.iterdir() if p.name != ".lock") if root.is_dir() else []
+
+
+def finish(wt: RunRepo, message: str = "openbot: WIP") -> Homecoming:
+    """What the runner does at the end: bring the branch home, then remove the run repository."""
+    home = bring_home(wt, message)
+    remove_run_repo(wt)
+    return home
 
 
 @pytest.fixture
@@ -86,20 +95,22 @@ def dirty_repo(tmp_path: Path) -> Path:
 
 def test_create_from_main_leaves_the_user_checkout_alone(dirty_repo: Path) -> None:
     before = snapshot(dirty_repo)
-    wt = create_worktree(info(dirty_repo), "fixer", "run-1")
+    wt = create_run_repo(info(dirty_repo), "fixer", "run-1")
 
     assert snapshot(dirty_repo) == before
     common = dirty_repo / ".git"
-    assert (
-        wt.path == common / "openbot-worktrees" / wt.name and wt.admin_dir == common / "worktrees" / wt.name
-    )
+    assert wt.path == common / "openbot-worktrees" / wt.name
+    assert wt.git_dir == common / "openbot-worktrees" / f"{wt.name}.git"
     assert wt.name.startswith("fixer-") and "/" not in wt.name
     assert wt.branch == f"openbot/{wt.name}"
     assert (wt.base_ref, wt.base_commit) == ("refs/heads/main", before["head"])
     assert git(wt.path, "rev-parse", "--abbrev-ref", "HEAD") == wt.branch
     assert git(wt.path, "status", "--porcelain") == ""  # the user's uncommitted work stays with the user
     assert (wt.path / "gone.txt").read_text() == "bye\n"
-    assert str(wt.path) in worktree_paths(dirty_repo)
+    assert worktree_paths(dirty_repo) == [str(dirty_repo)]  # not a linked worktree: a repository of its own
+    assert git(wt.path, "rev-parse", "--absolute-git-dir") == str(wt.git_dir)
+    assert (wt.git_dir / "objects/info/alternates").read_text() == f"{common / 'objects'}\n"
+    assert not git(dirty_repo, "branch", "--list", "openbot/*")  # nothing in the user's repo until the end
     owner = json.loads(owner_file(wt).read_text())
     assert owner["pid"] == os.getpid() and owner["run_id"] == "run-1" and owner["bot"] == "fixer"
     assert (owner["branch"], owner["base_commit"]) == (wt.branch, wt.base_commit)
@@ -110,7 +121,7 @@ def test_create_from_main_leaves_the_user_checkout_alone(dirty_repo: Path) -> No
 
 def test_create_from_a_subdirectory(repo: Path) -> None:
     (repo / "pkg" / "deep").mkdir(parents=True)
-    wt = create_worktree(info(repo / "pkg" / "deep"), "b", "r")
+    wt = create_run_repo(info(repo / "pkg" / "deep"), "b", "r")
     assert wt.path.parent == repo / ".git" / "openbot-worktrees"
     assert (wt.path / "README.md").exists()
 
@@ -123,7 +134,7 @@ def test_create_from_inside_a_linked_worktree(repo: Path, tmp_path: Path) -> Non
     git(other, "commit", "-q", "-m", "feature work")
     before = snapshot(other)
 
-    wt = create_worktree(info(other / "."), "b", "r")
+    wt = create_run_repo(info(other / "."), "b", "r")
 
     assert snapshot(other) == before
     assert wt.path.parent == repo / ".git" / "openbot-worktrees"
@@ -133,12 +144,12 @@ def test_create_from_inside_a_linked_worktree(repo: Path, tmp_path: Path) -> Non
 
 def test_detached_head_has_no_base_ref(repo: Path) -> None:
     git(repo, "checkout", "-q", "--detach")
-    wt = create_worktree(info(repo), "b", "r")
+    wt = create_run_repo(info(repo), "b", "r")
     assert wt.base_ref == "" and wt.base_commit == git(repo, "rev-parse", "HEAD")
 
 
 def test_names_are_unique_within_one_second(repo: Path) -> None:
-    made = [create_worktree(info(repo), "same", f"r{i}") for i in range(5)]
+    made = [create_run_repo(info(repo), "same", f"r{i}") for i in range(5)]
     assert len({wt.name for wt in made}) == 5
     assert len({wt.branch for wt in made}) == 5
 
@@ -146,8 +157,8 @@ def test_names_are_unique_within_one_second(repo: Path) -> None:
 def test_parallel_processes_all_get_a_worktree(repo: Path) -> None:
     code = (
         "import sys; from pathlib import Path; from openbot.git.repo import find_repo; "
-        "from openbot.git.worktree import create_worktree; "
-        "print(create_worktree(find_repo(Path(sys.argv[1])), 'par', 'r').name)"
+        "from openbot.git.runrepo import create_run_repo; "
+        "print(create_run_repo(find_repo(Path(sys.argv[1])), 'par', 'r').name)"
     )
     procs = [
         subprocess.Popen(
@@ -159,7 +170,7 @@ def test_parallel_processes_all_get_a_worktree(repo: Path) -> None:
     assert [p.returncode for p in procs] == [0, 0, 0, 0], [err for _, err in results]
     names = {out.decode().strip() for out, _ in results}
     assert len(names) == 4
-    assert len(worktree_paths(repo)) == 5
+    assert len([r for r in runs(repo) if r.endswith(".git")]) == 4
 
 
 def test_empty_repository_is_a_usage_error(tmp_path: Path) -> None:
@@ -167,22 +178,23 @@ def test_empty_repository_is_a_usage_error(tmp_path: Path) -> None:
     empty.mkdir()
     git(empty, "init", "-q", "-b", "main")
     with pytest.raises(UsageError, match="first commit"):
-        create_worktree(info(empty), "b", "r")
+        create_run_repo(info(empty), "b", "r")
 
 
 def test_git_failure_is_a_git_error_and_leaves_nothing_behind(repo: Path) -> None:
-    (repo / ".git" / "worktrees").write_text("not a directory\n")  # git cannot record the worktree
+    blob = git(repo, "rev-parse", "HEAD:README.md")
+    os.remove(repo / ".git" / "objects" / blob[:2] / blob[2:])  # git cannot check the file out
     branches = git(repo, "branch", "--list")
     with pytest.raises(GitError) as e:
-        create_worktree(info(repo), "b", "r")
+        create_run_repo(info(repo), "b", "r")
     assert "\n" not in e.value.one_line()
     assert git(repo, "branch", "--list") == branches
-    assert [p.name for p in (repo / ".git" / "openbot-worktrees").iterdir()] == [".lock"]
+    assert runs(repo) == []
 
 
 def test_with_changes_carries_uncommitted_work_and_leaves_the_user_alone(dirty_repo: Path) -> None:
     before = snapshot(dirty_repo)
-    wt = create_worktree(info(dirty_repo), "b", "r", with_changes=True)
+    wt = create_run_repo(info(dirty_repo), "b", "r", with_changes=True)
 
     assert snapshot(dirty_repo) == before
     assert (wt.path / "README.md").read_text() == "# edited, not staged\n"
@@ -204,8 +216,8 @@ def test_with_changes_carries_uncommitted_work_and_leaves_the_user_alone(dirty_r
 
 
 def test_wip_commit_then_remove_keeps_the_branch(repo: Path) -> None:
-    wt = create_worktree(info(repo), "b", "r")
-    assert commit_wip(wt, "openbot: WIP nothing") is None
+    wt = create_run_repo(info(repo), "b", "r")
+    assert bring_home(wt, "openbot: WIP nothing").wip is None
     (wt.path / "README.md").write_text("changed\n")
     (wt.path / "new" / "dir").mkdir(parents=True)
     (wt.path / "new" / "dir" / "file.txt").write_text("untracked\n")
@@ -213,27 +225,27 @@ def test_wip_commit_then_remove_keeps_the_branch(repo: Path) -> None:
     (wt.path / "build").mkdir()
     (wt.path / "build" / "out.bin").write_text("ignored\n")
 
-    sha = remove_worktree(wt, "openbot: WIP run stopped")
+    sha = finish(wt, "openbot: WIP run stopped").wip
 
     assert sha is not None and git(repo, "rev-parse", wt.branch) == sha
     assert git(repo, "log", "-1", "--format=%s", wt.branch) == "openbot: WIP run stopped"
     assert git(repo, "rev-parse", f"{wt.branch}^") == wt.base_commit
     tree = git(repo, "ls-tree", "-r", "--name-only", wt.branch).splitlines()
     assert sorted(tree) == [".gitignore", "README.md", "new/dir/file.txt"]
-    assert not wt.path.exists() and not wt.admin_dir.exists()
-    assert worktree_paths(repo) == [str(repo)]
-    assert remove_worktree(wt, "openbot: WIP again") is None  # removing twice is harmless
+    assert runs(repo) == []
+    remove_run_repo(wt)  # removing twice is harmless
+    git(repo, "fsck", "--strict")
 
 
 def test_remove_survives_a_half_deleted_directory(repo: Path) -> None:
-    wt = create_worktree(info(repo), "b", "r")
+    wt = create_run_repo(info(repo), "b", "r")
     (wt.path / ".git").unlink()
     (wt.path / "ro").mkdir()
     (wt.path / "ro" / "f").write_text("x")
     (wt.path / "ro").chmod(0o500)
-    sha = remove_worktree(wt, "openbot: WIP")
+    sha = finish(wt).wip
     assert sha is not None and git(repo, "show", f"{sha}:ro/f") == "x"  # the work survives a lost .git
-    assert not wt.path.exists() and worktree_paths(repo) == [str(repo)]
+    assert runs(repo) == []
     assert git(repo, "rev-parse", f"{wt.branch}^") == wt.base_commit
 
 
@@ -241,8 +253,8 @@ def spawn_owner(repo: Path, extra: str = "") -> tuple[subprocess.Popen[str], dic
     """A separate process that creates a worktree, leaves work in it, reports it, then sleeps."""
     code = (
         "import json, sys, time; from pathlib import Path; from openbot.git.repo import find_repo; "
-        "from openbot.git.worktree import create_worktree; "
-        "wt = create_worktree(find_repo(Path(sys.argv[1])), 'doomed', 'run-dead'); "
+        "from openbot.git.runrepo import create_run_repo; "
+        "wt = create_run_repo(find_repo(Path(sys.argv[1])), 'doomed', 'run-dead'); "
         "(wt.path / 'work.txt').write_text('unsaved\\n'); "
         "print(json.dumps({'name': wt.name, 'branch': wt.branch, 'path': str(wt.path)}), flush=True); "
         "time.sleep(60)"
@@ -255,14 +267,12 @@ def spawn_owner(repo: Path, extra: str = "") -> tuple[subprocess.Popen[str], dic
 def test_sweep_recovers_a_run_killed_with_sigkill(repo: Path) -> None:
     proc, made = spawn_owner(repo)
     try:
-        live = create_worktree(info(repo), "alive", "run-live")  # owned by this (live) process
+        live = create_run_repo(info(repo), "alive", "run-live")  # owned by this (live) process
         assert sweep_dead(info(repo)) == []  # both owners still run
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate()
-    (repo / ".git" / "worktrees" / made["name"] / "index.lock").write_text(
-        ""
-    )  # as a killed `git add` leaves it
+    Path(made["path"] + ".git", "index.lock").write_text("")  # as a killed `git add` leaves it
     swept = sweep_dead(info(repo))
 
     assert [(s.name, s.branch, s.run_id) for s in swept] == [(made["name"], made["branch"], "run-dead")]
@@ -275,13 +285,13 @@ def test_sweep_recovers_a_run_killed_with_sigkill(repo: Path) -> None:
         == f"{made['name']} of doomed run run-dead: work saved as {sha[:12]} on branch {made['branch']}"
     )
     assert not Path(made["path"]).exists()
-    assert worktree_paths(repo) == [str(repo), str(live.path)]
+    assert runs(repo) == sorted([live.name, f"{live.name}.git", f"{live.name}.owner.json"])
     assert live.path.exists()
 
 
 def test_sweep_treats_a_recycled_pid_as_dead_and_ignores_other_hosts(repo: Path) -> None:
-    recycled = create_worktree(info(repo), "b", "r1")
-    foreign = create_worktree(info(repo), "b", "r2")
+    recycled = create_run_repo(info(repo), "b", "r1")
+    foreign = create_run_repo(info(repo), "b", "r2")
     edit_owner(recycled, pid_start=1)
     edit_owner(foreign, host="elsewhere", pid=1)
 
@@ -289,33 +299,34 @@ def test_sweep_treats_a_recycled_pid_as_dead_and_ignores_other_hosts(repo: Path)
     assert foreign.path.exists() and not recycled.path.exists()
 
 
-def edit_owner(wt: Worktree, **changes: object) -> None:
+def edit_owner(wt: RunRepo, **changes: object) -> None:
     path = owner_file(wt)
     path.write_text(json.dumps({k: v for k, v in {**json.loads(path.read_text()), **changes}.items() if v}))
 
 
-def test_sweep_prunes_a_worktree_whose_directory_is_gone(repo: Path) -> None:
+def test_sweep_forgets_a_run_whose_directories_are_gone(repo: Path) -> None:
     import shutil
 
-    wt = create_worktree(info(repo), "b", "r")
+    wt = create_run_repo(info(repo), "b", "r")
     shutil.rmtree(wt.path)
-    assert [(s.name, s.wip_sha) for s in sweep_dead(info(repo))] == [(wt.name, None)]
-    assert worktree_paths(repo) == [str(repo)]
+    shutil.rmtree(wt.git_dir)
+    assert sweep_dead(info(repo)) == []
+    assert runs(repo) == []
 
 
 def test_reopen_branch_continues_on_the_same_branch(repo: Path) -> None:
-    first = create_worktree(info(repo), "b", "r1")
+    first = create_run_repo(info(repo), "b", "r1")
     (first.path / "step1.txt").write_text("one\n")
-    sha1 = remove_worktree(first, "openbot: WIP step 1")
+    sha1 = finish(first, "openbot: WIP step 1").wip
 
-    again = reopen_branch(info(repo), first.branch, "b", "r2")
-    assert again.branch == first.branch and again.path != first.path
+    again = reopen_run_repo(info(repo), first.branch, "b", "r2")
+    assert again.branch == first.branch and again.name == first.name
     assert again.base_commit == first.base_commit and again.base_ref == "refs/heads/main"
     assert (again.path / "step1.txt").read_text() == "one\n"
     with pytest.raises(UsageError, match="already checked out"):
-        reopen_branch(info(repo), first.branch, "b", "r3")
+        reopen_run_repo(info(repo), first.branch, "b", "r3")
     (again.path / "step2.txt").write_text("two\n")
-    sha2 = remove_worktree(again, "openbot: WIP step 2")
+    sha2 = finish(again, "openbot: WIP step 2").wip
 
     assert git(repo, "rev-parse", f"{first.branch}^") == sha1
     assert git(repo, "rev-parse", first.branch) == sha2
@@ -323,35 +334,44 @@ def test_reopen_branch_continues_on_the_same_branch(repo: Path) -> None:
 
 def test_reopen_a_missing_branch_names_it(repo: Path) -> None:
     with pytest.raises(UsageError, match="openbot/nope"):
-        reopen_branch(info(repo), "openbot/nope", "b", "r")
+        reopen_run_repo(info(repo), "openbot/nope", "b", "r")
 
 
-def test_sweep_never_commits_where_the_dead_bot_pointed_its_admin_dir(repo: Path) -> None:
-    """The bot can rewrite its admin dir's HEAD and gitdir; the sweep goes by openbot's own record."""
+def test_sweep_goes_by_openbots_record_not_the_dead_bots_repository(repo: Path, tmp_path: Path) -> None:
+    """The bot can rewrite everything in its own repository; the sweep trusts none of it."""
     proc, made = spawn_owner(repo)
-    live = create_worktree(info(repo), "alive", "run-live")
-    admin = repo / ".git" / "worktrees" / made["name"]
-    (admin / "HEAD").write_text("ref: refs/heads/main\n")
-    (admin / "gitdir").write_text(f"{live.path / '.git'}\n")
+    live = create_run_repo(info(repo), "alive", "run-live")
+    git_dir = Path(made["path"] + ".git")
+    decoy, outside = make_repo(tmp_path / "decoy"), tmp_path / "bashrc"
+    outside.write_text("# the user's shell config\n")
+    (git_dir / "HEAD").write_text("ref: refs/heads/main\n")
+    (git_dir / "objects" / "info" / "alternates").write_text(f"{decoy / '.git' / 'objects'}\n")
+    (Path(made["path"]) / ".git").write_text(f"gitdir: {live.git_dir}\n")
+    (git_dir / "index").unlink()
+    (git_dir / "index").symlink_to(repo / ".git" / "index")
+    (git_dir / "logs").mkdir(exist_ok=True)
+    (git_dir / "logs" / "HEAD").symlink_to(outside)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate()
-    main = git(repo, "rev-parse", "main")
+    before = snapshot(repo)
 
     swept = sweep_dead(info(repo))
 
     assert [(s.name, s.branch, s.bot, s.run_id) for s in swept] == [
         (made["name"], made["branch"], "doomed", "run-dead")
     ]
-    assert git(repo, "rev-parse", "main") == main
+    assert snapshot(repo) == before and outside.read_text() == "# the user's shell config\n"
     assert git(repo, "show", f"{made['branch']}:work.txt") == "unsaved"
-    assert live.path.is_dir() and worktree_paths(repo) == [str(repo), str(live.path)]
+    assert git(repo, "rev-parse", f"{made['branch']}^") == git(repo, "rev-parse", "main")
+    assert live.path.is_dir() and git(live.path, "status", "--porcelain") == ""
+    git(repo, "fsck", "--strict")
 
 
 def test_sweep_leaves_the_users_worktree_whose_directory_is_missing(repo: Path, tmp_path: Path) -> None:
     mine = tmp_path / "on-a-usb-disk"
     git(repo, "worktree", "add", "-q", "-b", "feature", str(mine))
     mine.rename(tmp_path / "unmounted")
-    dead = create_worktree(info(repo), "b", "r")
+    dead = create_run_repo(info(repo), "b", "r")
     edit_owner(dead, pid_start=1)
 
     assert [s.name for s in sweep_dead(info(repo))] == [dead.name]
@@ -370,7 +390,7 @@ def test_sweep_leaves_the_users_worktree_whose_directory_is_missing(repo: Path, 
     ],
 )
 def test_sweep_tells_containers_and_reboots_apart(repo: Path, owner: dict[str, object], swept: bool) -> None:
-    wt = create_worktree(info(repo), "b", "r")
+    wt = create_run_repo(info(repo), "b", "r")
     (wt.path / "work.txt").write_text("w\n")
     edit_owner(wt, **owner)
 
@@ -385,15 +405,15 @@ def test_ctrl_c_at_the_terminal_does_not_reach_git(repo: Path, tmp_path: Path) -
     bin_dir, started = tmp_path / "bin", tmp_path / "git-started"
     bin_dir.mkdir()
     (bin_dir / "git").write_text(
-        f'#!/bin/sh\ncase "$*" in *"worktree add"*) touch {started}; sleep 1;; esac\n'
+        f'#!/bin/sh\ncase "$*" in *"read-tree"*) touch {started}; sleep 1;; esac\n'
         f'exec {shutil.which("git")} "$@"\n'
     )
     (bin_dir / "git").chmod(0o755)
     code = (
         "import signal, sys; from pathlib import Path; from openbot.git.repo import find_repo; "
-        "from openbot.git.worktree import create_worktree; "
+        "from openbot.git.runrepo import create_run_repo; "
         "signal.signal(signal.SIGINT, lambda *_: print('stop requested', flush=True)); "
-        "print(create_worktree(find_repo(Path(sys.argv[1])), 'b', 'r').name)"
+        "print(create_run_repo(find_repo(Path(sys.argv[1])), 'b', 'r').name)"
     )
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     proc = subprocess.Popen(

@@ -1,0 +1,120 @@
+"""How openbot runs git itself: a clean environment, no hooks, one-line errors; and deleting trees.
+
+Every git command openbot runs on the user's repository goes through `run_git`, which turns hooks off
+(`core.hooksPath=/dev/null`, so neither `.git/hooks` nor an in-tree `.githooks` ever runs), ignores the
+system config, strips GIT_DIR & co. inherited from a hook and never passes model secrets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from openbot.envpolicy import NEVER, is_secret_name
+from openbot.errors import GitError
+
+FALLBACK_NAME, FALLBACK_EMAIL = "openbot", "openbot@localhost"
+# Command-line config beats every config file and reaches the git processes git itself starts
+# (upload-pack on a fetch), through GIT_CONFIG_PARAMETERS.
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+_REPO_ENV: tuple[str, ...] = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_CONFIG")
+_REPO_ENV += ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
+
+
+def git_env() -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _REPO_ENV and not k.startswith("GIT_CONFIG_") and k not in NEVER and not is_secret_name(k)
+    }
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["GIT_NO_LAZY_FETCH"] = "1"  # git ≥ 2.44: no promisor fetch a repository's config could ask for
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+def run_git(
+    cwd: Path, *args: str, check: bool = True, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run git (hooks off) in `cwd`; failures become one-line GitErrors.
+
+    git runs in its own session: a Ctrl-C at the terminal reaches openbot alone, which decides when to
+    stop, instead of killing a `git merge` half-way through updating the user's files.
+    """
+    try:
+        proc = subprocess.run(
+            ["git", *NO_HOOKS, *args],
+            cwd=cwd,
+            env=git_env(),
+            capture_output=True,
+            text=True,
+            start_new_session=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise GitError(f"git {_sub(args)} in {cwd} did not finish within {timeout:.0f} s") from e
+    if check and proc.returncode != 0:
+        raise GitError(f"git {_sub(args)} failed in {cwd}: {first_line(proc.stderr or proc.stdout)}")
+    return proc
+
+
+def _sub(args: tuple[str, ...]) -> str:
+    """The subcommand, past `-c k=v` and `--git-dir=…` options."""
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "-c":
+            skip = True
+        elif not a.startswith("-"):
+            return a
+    return ""
+
+
+def first_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    # git prints "Preparing worktree…" before the real error; the last "fatal:"/"error:" line says why.
+    for ln in reversed(lines):
+        if ln.startswith(("fatal:", "error:")):
+            return ln
+    return lines[0] if lines else "(no output)"
+
+
+def open_repo(path: Path) -> Any:
+    import pygit2
+
+    try:
+        return pygit2.Repository(str(path))
+    except pygit2.GitError as e:
+        raise GitError(f"cannot open git repository at {path}: {str(e).splitlines()[0]}") from e
+
+
+def signature(repo: Any) -> Any:
+    """The repository's configured user, or a recognisable openbot identity when none is configured."""
+    import pygit2
+
+    try:
+        return repo.default_signature
+    except (KeyError, pygit2.GitError):
+        return pygit2.Signature(FALLBACK_NAME, FALLBACK_EMAIL)
+
+
+def rmtree(path: Path | None) -> None:
+    """Delete a tree even where a bot left read-only directories; a symlink is removed, never followed."""
+    if path is None or not (path.exists() or path.is_symlink()):
+        return
+    if path.is_symlink() or not path.is_dir():
+        path.unlink()
+        return
+    try:
+        shutil.rmtree(path)
+    except OSError:
+        for d, _, _ in os.walk(path):
+            with contextlib.suppress(OSError):  # another sweep may be deleting the same trash
+                os.chmod(d, os.stat(d).st_mode | stat.S_IRWXU)
+        shutil.rmtree(path, ignore_errors=True)

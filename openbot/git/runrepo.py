@@ -1,0 +1,177 @@
+"""The run's own repository: the agent may do anything to it, and the user's repository is never written.
+
+A run works in a checkout `openbot-worktrees/<name>/` of a repository `openbot-worktrees/<name>.git/`
+that openbot makes from scratch: its own object store (which borrows the user's objects read-only
+through `objects/info/alternates`), its own refs, config and hooks (none). The sandbox makes only those
+two directories writable, so whatever the agent does — rewriting objects, refs, reflogs, config,
+hooks — happens to its own repository. At the end openbot brings the run's branch home (home.py).
+
+Creation is one `git read-tree` (checkout) plus a few small files: as fast as `git worktree add`
+(scripts/bench_worktree.py, docs/BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from openbot.errors import GitError, UsageError
+from openbot.git.gitcmd import open_repo, run_git
+from openbot.git.repo import RepoInfo
+from openbot.git.runsdir import (
+    RunRepo,
+    detach,
+    empty_trash,
+    free_name,
+    holder_of,
+    runs_lock,
+    write_owner,
+)
+
+# Settings of the user's repository the agent's commits should keep (who commits, line endings).
+COPIED_CONFIG = ("user.name", "user.email", "core.autocrlf", "core.eol", "core.symlinks", "core.ignorecase")
+
+
+def create_run_repo(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool = False) -> RunRepo:
+    """A new run repository on a new branch `openbot/<name>` from the HEAD of the user's checkout."""
+    user = open_repo(repo.workdir)
+    if user.head_is_unborn:
+        raise UsageError(
+            f"{repo.workdir} has no commits yet; make a first commit before running a bot",
+            hint="git commit --allow-empty -m 'initial commit'",
+        )
+    base_ref = "" if user.head_is_detached else user.head.name
+    base_commit = str(user.head.target)
+    with runs_lock(repo.common_dir) as root:
+        taken = lambda b: user.references.get(f"refs/heads/{b}") is not None  # noqa: E731
+        name = free_name(root, bot, run_id, taken)
+        rr = RunRepo(name, root, f"openbot/{name}", base_ref, base_commit, "", repo.common_dir)
+        _make(rr, user)
+        write_owner(rr, run_id, bot)
+    if with_changes:
+        try:
+            carry_changes(user, repo.workdir, rr.path)
+        except OSError as e:
+            with runs_lock(repo.common_dir):
+                trash = detach(rr)
+            empty_trash(trash)
+            raise GitError(f"could not copy your uncommitted changes into the run's checkout: {e}") from e
+    return rr
+
+
+def reopen_run_repo(repo: RepoInfo, branch: str, bot: str, run_id: str, start: str = "") -> RunRepo:
+    """A new run repository continuing the user's branch `branch` (for --resume).
+
+    `start` is where the branch starts when it no longer exists (a run without commits dropped it)."""
+    short = branch.removeprefix("refs/heads/")
+    user = open_repo(repo.common_dir)
+    try:
+        ref = user.references.get(f"refs/heads/{short}")
+    except (ValueError, KeyError):  # not a valid branch name at all
+        ref = None
+    if (ref is None and not start) or not short.startswith("openbot/"):
+        raise UsageError(
+            f"branch {short} does not exist", hint="list bot branches: git branch --list 'openbot/*'"
+        )
+    tip = str(ref.target) if ref is not None else start
+    base_ref, base_commit = "", tip
+    head = open_repo(repo.workdir)
+    if not head.head_is_unborn:
+        base_ref = "" if head.head_is_detached else head.head.name
+        base = user.merge_base(head.head.target, tip)
+        base_commit = str(base) if base is not None else tip
+    name = short.removeprefix("openbot/")
+    if "/" in name or name.startswith("."):
+        raise UsageError(f"branch {short} was not made by openbot", hint="resume a run of this bot")
+    with runs_lock(repo.common_dir) as root:
+        if holder_of(root, short) is not None or os.path.lexists(root / name):
+            raise UsageError(
+                f"branch {short} is already checked out ({root / name})",
+                hint="finish or stop the run that uses it",
+            )
+        rr = RunRepo(name, root, short, base_ref, base_commit, "" if ref is None else tip, repo.common_dir)
+        _make(rr, user, tip)
+        write_owner(rr, run_id, bot)
+    return rr
+
+
+def remove_run_repo(rr: RunRepo) -> None:
+    """Delete the run's checkout and repository (call once its branch is home). Idempotent."""
+    try:
+        with runs_lock(rr.common_dir):
+            trash = detach(rr)
+    except OSError as e:
+        raise GitError(f"could not remove the run's repository {rr.git_dir}: {e}") from e
+    empty_trash(trash)
+
+
+def _make(rr: RunRepo, user: Any, tip: str = "") -> None:
+    """Write the run's git dir and check the branch out; on any failure (Ctrl-C too) undo it all."""
+    try:
+        _init_git_dir(rr, user, tip or rr.base_commit)
+        rr.path.mkdir()
+        (rr.path / ".git").write_text(f"gitdir: {rr.git_dir}\n", encoding="utf-8")
+        git = (f"--git-dir={rr.git_dir}", f"--work-tree={rr.path}")
+        run_git(rr.path, *git, "read-tree", "--reset", "-u", "HEAD")
+    except BaseException:
+        empty_trash(detach(rr))
+        raise
+
+
+def _init_git_dir(rr: RunRepo, user: Any, commit: str) -> None:
+    """What `git init` makes, minus the sample hooks, plus alternates onto the user's object store."""
+    g = rr.git_dir
+    for d in ("objects/info", "objects/pack", "refs/tags", "info", "hooks"):
+        (g / d).mkdir(parents=True)
+    (g / "refs" / "heads" / rr.branch).parent.mkdir(parents=True)
+    (g / "objects" / "info" / "alternates").write_text(f"{rr.common_dir / 'objects'}\n", encoding="utf-8")
+    (g / "refs" / "heads" / rr.branch).write_text(f"{commit}\n", encoding="utf-8")
+    (g / "HEAD").write_text(f"ref: refs/heads/{rr.branch}\n", encoding="utf-8")
+    (g / "config").write_text(_config(user), encoding="utf-8")
+    for name in ("info/exclude", "shallow"):  # the user's private ignores; a shallow clone's boundary
+        src = rr.common_dir / name
+        if src.is_file() and not src.is_symlink():
+            shutil.copyfile(src, g / name)
+
+
+def _config(user: Any) -> str:
+    cfg = user.config
+    fmt = _get(cfg, "extensions.objectformat")
+    lines = ["[core]", f"\trepositoryformatversion = {1 if fmt else 0}", "\tbare = false"]
+    lines += ["\tlogallrefupdates = true"]
+    sections: dict[str, list[str]] = {"core": lines[1:]}
+    for key in COPIED_CONFIG:
+        if (value := _get(cfg, key)) is not None:
+            section, _, var = key.partition(".")
+            sections.setdefault(section, []).append(f"\t{var} = {_quote(value)}")
+    if fmt:
+        sections["extensions"] = [f"\tobjectformat = {fmt}"]
+    return "".join(f"[{s}]\n" + "".join(f"{v}\n" for v in vs) for s, vs in sections.items())
+
+
+def _get(cfg: Any, key: str) -> str | None:
+    try:
+        return str(cfg[key]) if key in cfg else None
+    except (KeyError, ValueError, Exception):  # noqa: BLE001 - an unreadable value is simply not copied
+        return None
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def carry_changes(user: Any, workdir: Path, target: Path) -> None:
+    """Copy the user's uncommitted state (edits, deletions, untracked non-ignored files) into `target`."""
+    for rel in user.status(untracked_files="all", ignored=False):
+        src, dst = workdir / rel, target / rel
+        if src.is_symlink() or src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if dst.is_dir() and not dst.is_symlink():
+                shutil.rmtree(dst)
+            elif dst.is_symlink() or dst.exists():
+                dst.unlink()
+            shutil.copy2(src, dst, follow_symlinks=False)
+        elif not src.exists():
+            dst.unlink(missing_ok=True)  # deleted in the user's checkout

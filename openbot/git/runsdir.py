@@ -1,0 +1,164 @@
+"""The directory where runs' repositories live, `<common git dir>/openbot-worktrees/`, and its records.
+
+    openbot-worktrees/.lock               flock: creation, removal and the sweep are serialized
+    openbot-worktrees/<name>/             the run's checkout (the agent's; its `.git` file points below)
+    openbot-worktrees/<name>.git/         the run's own repository (the agent's): objects, refs, config
+    openbot-worktrees/<name>.owner.json   who runs there, on which branch (openbot's; the agent cannot
+                                          write here: only <name>/ and <name>.git/ are writable to it)
+    openbot-worktrees/<name>.carry/       openbot's private git dir while the branch is brought home
+    openbot-worktrees/.trash-<name>*      what is being deleted
+
+Everything openbot decides about a run follows from its name and its owner record, never from files the
+agent can rewrite.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from openbot.files import write_atomic
+from openbot.git.gitcmd import rmtree
+from openbot.processes import identity, proc_start
+
+RUNS_DIR = "openbot-worktrees"
+OWNER_SUFFIX = ".owner.json"
+KIND = "run-repo"  # owner records of the older linked worktrees have no kind: the sweep leaves them be
+
+
+@dataclass
+class RunRepo:
+    name: str  # e.g. "<bot>-<run_id>" (no '/')
+    root: Path  # <common_dir>/openbot-worktrees
+    branch: str  # "openbot/<name>": the branch in the run repository and, once home, in the user's
+    base_ref: str  # the user's branch at creation ("refs/heads/main"), "" if HEAD was detached
+    base_commit: str  # sha the run started from
+    home_tip: str  # the user's branch value when the run started ("" for a new run): the import's CAS
+    common_dir: Path  # the user's repository
+
+    @property
+    def path(self) -> Path:
+        """The checkout the agent works in."""
+        return self.root / self.name
+
+    @property
+    def git_dir(self) -> Path:
+        """The run's own repository (borrows the user's objects through objects/info/alternates)."""
+        return self.root / f"{self.name}.git"
+
+    @property
+    def carrier(self) -> Path:
+        return self.root / f"{self.name}.carry"
+
+    @property
+    def owner_file(self) -> Path:
+        return self.root / f"{self.name}{OWNER_SUFFIX}"
+
+
+@contextmanager
+def runs_lock(common_dir: Path) -> Iterator[Path]:
+    root = common_dir / RUNS_DIR
+    root.mkdir(exist_ok=True)
+    with open(root / ".lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
+        yield root
+
+
+def free_name(root: Path, bot: str, run_id: str, taken: Any) -> str:
+    """A name nothing uses yet (checkout, git dir, record, branch per `taken(branch)`); call under the lock.
+
+    `<bot>-<run_id>` when free (run ids are a timestamp plus a random suffix), so the branch
+    `openbot/<bot>-<run_id>` says which run made it."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", bot).strip("-") or "bot"
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    candidates = [f"{slug}-{re.sub(r'[^A-Za-z0-9_-]+', '-', run_id)}"] if run_id else []
+    while True:
+        name = candidates.pop() if candidates else f"{slug}-{stamp}-{secrets.token_hex(2)}"
+        paths = (name, f"{name}.git", f"{name}.carry", f"{name}{OWNER_SUFFIX}")
+        if not any(os.path.lexists(root / p) for p in paths) and not taken(f"openbot/{name}"):
+            return name
+
+
+def write_owner(rr: RunRepo, run_id: str, bot: str) -> None:
+    """Record who owns the run repository, next to it and out of the sandboxed agent's reach."""
+    owner = {
+        "kind": KIND,
+        "pid": os.getpid(),
+        "pid_start": proc_start(os.getpid()),
+        **identity(),
+        "run_id": run_id,
+        "bot": bot,
+        "branch": rr.branch,
+        "base_ref": rr.base_ref,
+        "base_commit": rr.base_commit,
+        "home_tip": rr.home_tip,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    write_atomic(rr.owner_file, json.dumps(owner) + "\n")
+
+
+def owners(root: Path) -> list[tuple[RunRepo, dict[str, Any]]]:
+    """The run repositories with an owner record, as openbot recorded them."""
+    found = []
+    for record in sorted(root.glob(f"*{OWNER_SUFFIX}")):
+        try:
+            owner = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(owner, dict) or owner.get("kind") != KIND or not isinstance(owner.get("pid"), int):
+            continue
+        name = record.name.removesuffix(OWNER_SUFFIX)
+        fields = [owner.get(k, "") for k in ("branch", "base_ref", "base_commit", "home_tip")]
+        strs = [f for f in fields if isinstance(f, str)]
+        if len(strs) != 4 or strs[0] != f"openbot/{name}":
+            continue
+        found.append((RunRepo(name, root, strs[0], strs[1], strs[2], strs[3], root.parent), owner))
+    return found
+
+
+def holder_of(root: Path, branch: str) -> RunRepo | None:
+    """The run repository that works on `branch`, if any."""
+    return next((rr for rr, _ in owners(root) if rr.branch == branch), None)
+
+
+def record_home_tip(rr: RunRepo) -> None:
+    """After an import: a later import (the sweep's, should removal fail) swaps from this value."""
+    try:
+        owner = json.loads(rr.owner_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(owner, dict):
+        write_atomic(rr.owner_file, json.dumps({**owner, "home_tip": rr.home_tip}) + "\n")
+
+
+def awaiting_home(common_dir: Path, branch: str) -> bool:
+    """Is `branch` still in a run repository, not yet brought home (a killed run's, until the sweep)?"""
+    root = common_dir / RUNS_DIR
+    return root.is_dir() and holder_of(root, branch) is not None
+
+
+def detach(rr: RunRepo) -> list[Path]:
+    """Move a run's directories aside (so they are gone at once) and drop its record; returns the trash.
+    Call under the lock."""
+    trash = []
+    for i, p in enumerate((rr.path, rr.git_dir, rr.carrier)):
+        if os.path.lexists(p):
+            dest = rr.root / f".trash-{rr.name}-{i}-{secrets.token_hex(2)}"
+            os.replace(p, dest)
+            trash.append(dest)
+    rr.owner_file.unlink(missing_ok=True)
+    return trash
+
+
+def empty_trash(paths: list[Path]) -> None:
+    for p in paths:
+        rmtree(p)
