@@ -20,10 +20,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from openbot.git.repo import find_repo
 from openbot.git.runrepo import create_run_repo, remove_run_repo
 from openbot.git.runsdir import RunRepo
-
-from openbot.git.repo import find_repo
 
 
 def git(cwd: Path, *args: str) -> None:

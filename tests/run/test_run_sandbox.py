@@ -29,7 +29,9 @@ def test_workspace_write_confines_the_agent_but_lets_it_work(repo: Path, tmp_pat
                 "",
                 shell(f"touch {home}/escape", "home"),
                 shell(f"touch {repo}/escape", "checkout"),
-                shell(f"git --git-dir={repo}/.git update-ref refs/heads/main $(git rev-parse HEAD)", "branch"),
+                shell(
+                    f"git --git-dir={repo}/.git update-ref refs/heads/main $(git rev-parse HEAD)", "branch"
+                ),
                 shell("echo x > work.txt && git add -A && git commit -qm work", "commit"),
                 shell('echo t > "$TMPDIR/t" && echo out > /dev/stdout', "tmp"),
                 shell(f"printf -- '---\\nname: learned\\n---\\nA lesson.\\n' > {skill}", "skill"),
