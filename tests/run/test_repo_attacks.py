@@ -138,7 +138,8 @@ def test_reflog_symlinks_the_agent_plants_are_never_written_through(repo: Path, 
     own = "$(git rev-parse --git-dir)"
     attack = (
         f"ln -sf {gitconfig} {repo}/.git/logs/HEAD; "  # the user's repository: refused
-        f"mkdir -p {own}/logs/refs/heads/openbot && rm -f {own}/logs/HEAD && ln -s {bashrc} {own}/logs/HEAD && "
+        f"mkdir -p {own}/logs/refs/heads/openbot && rm -f {own}/logs/HEAD && "
+        f"ln -s {bashrc} {own}/logs/HEAD && "
         f"ln -sf {gitconfig} {own}/logs/refs/heads/$(git symbolic-ref --short HEAD) && "
         f"rm -f {own}/index && ln -s {bashrc} {own}/index"
     )
