@@ -1,11 +1,16 @@
-"""Time openbot's worktree creation against `git worktree add -b` (and a pure-pygit2 checkout).
+"""Time the run repository: its creation against `git worktree add -b` (and a pure-pygit2 checkout),
+and bringing a branch of 100 new commits home against a plain `git fetch`.
 
-Builds a repository of N small files in nested directories (one commit), then runs every variant
-ROUNDS times, interleaved in a rotating order, each into a fresh directory that is removed after the
-run (or, with --defer-delete, moved aside until the end, since this disk slows down for a while after
-mass deletions), and syncs before each run, so the disk's moods hit all variants alike.
+Builds a repository of N small files in nested directories (one commit), then runs every creation
+variant ROUNDS times, interleaved in a rotating order, each into a fresh directory that is removed after
+the run (or, with --defer-delete, moved aside until the end, since this disk slows down for a while
+after mass deletions), and syncs before each run, so the disk's moods hit all variants alike.
+Then, ROUNDS times, two runs each make COMMITS commits (one file changed, one added per commit); one is
+brought home by openbot (verified fetch + compare-and-swap, no WIP), the other by a bare `git fetch`
+without fsck, in alternating order.
 
-    python scripts/bench_worktree.py [--files 20000] [--rounds 7] [--tmp /tmp] [--defer-delete]
+    python scripts/bench_worktree.py [--files 20000] [--rounds 7] [--commits 100] [--tmp /tmp]
+                                     [--defer-delete]
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from openbot.git.home import bring_home
 from openbot.git.repo import find_repo
 from openbot.git.runrepo import create_run_repo, remove_run_repo
 from openbot.git.runsdir import RunRepo
@@ -104,10 +110,52 @@ def bench(repo: Path, rounds: int, trash: Path | None) -> dict[str, list[float]]
     return times
 
 
+def make_commits(rr: RunRepo, n: int, salt: str) -> None:
+    who = ("-c", "user.name=bench", "-c", "user.email=b@b")
+    for k in range(n):
+        (rr.path / "d00" / "e00" / "f0.txt").write_text(f"{salt} change {k}\n")
+        (rr.path / f"new-{salt}-{k}.txt").write_text(f"{salt} {k}\n" * 20)
+        git(rr.path, "add", "-A")
+        git(rr.path, *who, "commit", "-q", "-m", f"{salt} commit {k}")
+
+
+def bench_import(repo: Path, rounds: int, commits: int) -> dict[str, list[float]]:
+    """Seconds to bring `commits` new commits home: openbot's verified import vs a plain fetch."""
+    info = find_repo(repo)
+    assert info is not None
+    labels = ("openbot bring_home (fsck, CAS)", "git fetch, no fsck (reference)")
+    times: dict[str, list[float]] = {label: [] for label in labels}
+    for i in range(rounds):
+        runs = [create_run_repo(info, "imp", f"i{i}v{v}") for v in range(2)]
+        for v, rr in enumerate(runs):
+            make_commits(rr, commits, f"r{i}v{v}")
+        for v in (0, 1) if i % 2 == 0 else (1, 0):
+            rr = runs[v]
+            os.sync()
+            t0 = time.perf_counter()
+            if v == 0:
+                home = bring_home(rr, "openbot: WIP bench")
+                assert home.wip is None and home.branch == rr.branch
+            else:
+                git(repo, "fetch", "-q", "--no-write-fetch-head", str(rr.git_dir), f"{rr.branch}:{rr.branch}")
+            times[labels[v]].append(time.perf_counter() - t0)
+        for rr in runs:
+            remove_run_repo(rr)
+    return times
+
+
+def table(times: dict[str, list[float]]) -> str:
+    rows = ["| variant | median s | min s | max s | runs |", "|---|---|---|---|---|"]
+    for label, ts in times.items():
+        rows.append(f"| {label} | {statistics.median(ts):.3f} | {min(ts):.3f} | {max(ts):.3f} | {len(ts)} |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--commits", type=int, default=100)
     ap.add_argument(
         "--tmp", default="/tmp", help="where to build the repository (/dev/shm takes the disk out)"
     )
@@ -121,11 +169,16 @@ def main() -> None:
         if trash is not None:
             trash.mkdir()
         times = bench(repo, args.rounds, trash)
+        imports = bench_import(repo, args.rounds, args.commits)
     deletes = "deferred to the end" if args.defer_delete else "between runs"
     print(f"{args.files} files in {args.tmp}, {args.rounds} interleaved rounds, deletes {deletes}")
-    print("| variant | median s | min s | max s | runs |\n|---|---|---|---|---|")
-    for label, ts in times.items():
-        print(f"| {label} | {statistics.median(ts):.2f} | {min(ts):.2f} | {max(ts):.2f} | {len(ts)} |")
+    print(table(times))
+    ratio = statistics.median(times["openbot create_run_repo"]) / statistics.median(
+        times["git worktree add -b"]
+    )
+    print(f"\nopenbot / git worktree add (medians): {ratio:.2f}x\n")
+    print(f"Bringing {args.commits} new commits home, {args.rounds} rounds:")
+    print(table(imports))
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ def bring_home(rr: RunRepo, wip_message: str) -> Homecoming:
         if rr.path.is_dir():
             sig = signature(open_repo(rr.common_dir))
             _borrow(rr, run_objects=False)  # libgit2 reads only objects git has verified
-            wip = commit_wip(rr.carrier, rr.path, tip, wip_message, sig)
+            wip = commit_wip(rr.carrier, rr.path, tip, wip_message, sig, rr.git_dir / "index")
             if wip is not None:
                 _fetch(rr, wip, borrow_run_objects=False)
         branch = _set_branch(rr, wip or tip)
