@@ -20,6 +20,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -102,6 +103,7 @@ def bench(repo: Path, rounds: int, trash: Path | None) -> dict[str, list[float]]
             t0 = time.perf_counter()
             run()
             times[label].append(time.perf_counter() - t0)
+            print(f"  {label}: {times[label][-1]:.2f} s", file=sys.stderr, flush=True)
             if trash is not None:
                 os.replace(path(), trash / f"{label.split()[0]}-{i}")
             else:
@@ -139,6 +141,7 @@ def bench_import(repo: Path, rounds: int, commits: int) -> dict[str, list[float]
             else:
                 git(repo, "fetch", "-q", "--no-write-fetch-head", str(rr.git_dir), f"{rr.branch}:{rr.branch}")
             times[labels[v]].append(time.perf_counter() - t0)
+            print(f"  {labels[v]}: {times[labels[v]][-1]:.3f} s", file=sys.stderr, flush=True)
         for rr in runs:
             remove_run_repo(rr)
     return times
