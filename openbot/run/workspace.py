@@ -24,8 +24,8 @@ from openbot.state.runstate import mark_dead, mark_dead_runs
 from openbot.stops import Completion
 
 if TYPE_CHECKING:
-    from openbot.git.repo import RepoInfo
     from openbot.git.home import Homecoming
+    from openbot.git.repo import RepoInfo
     from openbot.git.runsdir import RunRepo
     from openbot.run.plan import RunPlan
     from openbot.run.protocols import View
