@@ -2,7 +2,7 @@
 
 Validation happens once, here, at the edge: unknown keys, wrong types, bad TOML and bad choices raise
 `ConfigError` naming the file, the key and the fix. Precedence is defaults < config.md < CLI flags,
-merged in `resolve`. Adding a key is adding one field with a `doc` (and optional `choices`).
+merged in `resolve`. The keys themselves (one field each, with a `doc`) are in `openbot.config.keys`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import dataclasses
 import difflib
 import math
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -21,108 +21,18 @@ from tomlkit.exceptions import TOMLKitError
 from openbot import paths
 from openbot.agent.models import parse_model
 from openbot.config.frontmatter import refuse_yaml_frontmatter, split_frontmatter, toml_value
+from openbot.config.keys import (  # noqa: F401  (the key table; re-exported for callers of botconfig)
+    ACTIONS,
+    CACHE_TTLS,
+    DEFAULT_MODEL,
+    EFFORTS,
+    NOT_NEGATIVE,
+    SANDBOX_MODES,
+    WEEK_SECS,
+    BotConfig,
+    Range,
+)
 from openbot.errors import ConfigError, UsageError
-
-DEFAULT_MODEL = "claude-sonnet-5-5"
-SANDBOX_MODES = ("workspace-write", "read-only", "danger-full-access")
-ACTIONS = ("merge", "review", "discard")
-EFFORTS = ("", "low", "medium", "high", "xhigh", "max")
-CACHE_TTLS = ("auto", "5m", "1h")
-
-
-WEEK_SECS = 7 * 24 * 3600
-
-
-@dataclass(frozen=True)
-class Range:
-    """The numbers a key allows: `low` (excluded when `above`), up to `high`; said as in messages."""
-
-    low: float = 0
-    above: bool = False
-    high: float | None = None
-
-    def allows(self, value: float) -> bool:
-        low_ok = value > self.low if self.above else value >= self.low
-        return low_ok and (self.high is None or value <= self.high)
-
-    def __str__(self) -> str:
-        text = f"more than {self.low:g}" if self.above else f"{self.low:g} or more"
-        return text if self.high is None else f"{text}, up to {self.high:g}"
-
-
-NOT_NEGATIVE = Range()
-
-
-def _f(default: Any, doc: str, choices: tuple[str, ...] = (), allowed: Range = NOT_NEGATIVE) -> Any:
-    """A BotConfig field; numbers get `allowed` (default: not negative), checked by `validate`."""
-    metadata = {"doc": doc, "choices": choices, "range": allowed}
-    if isinstance(default, list | dict):
-        return field(default_factory=lambda: type(default)(default), metadata=metadata)
-    return field(default=default, metadata=metadata)
-
-
-@dataclass(frozen=True)
-class BotConfig:
-    description: str = _f("", "One line shown by `openbot bots list`.")
-    model: str = _f(DEFAULT_MODEL, "A Claude model name, or `scripted:<path>` to replay a script offline.")
-    max_iterations: int = _f(10, "Iterations (sessions) per run; 0 means unlimited.")
-    # The upper bounds keep time.sleep and subprocess timeouts from overflowing (~292 years is their limit).
-    sleep_secs: float = _f(
-        30,
-        "Pause between iterations; an interactive user can type a line to wake it.",
-        allowed=Range(0, high=WEEK_SECS),
-    )
-    sandbox: str = _f("workspace-write", "What the agent's commands may touch.", SANDBOX_MODES)
-    sandbox_fallback: str = _f(
-        "error",
-        "When the kernel cannot enforce the sandbox: refuse, or run unconfined loudly.",
-        ("error", "warn"),
-    )
-    network: bool = _f(False, "Allow the agent's commands TCP access in the confined sandbox modes.")
-    skip_git_check: bool = _f(False, "Run outside a git repository (no worktree, no branch).")
-    env_passthrough: list[str] = _f([], "Extra env names (or PREFIX_* patterns) passed to commands.")
-    max_turn_steps: int = _f(
-        100, "Model calls per turn before the turn ends; a nudge comes at 80 %.", allowed=Range(1)
-    )
-    # 1 would call the first tool call of every turn "repeated": 2 is the least that means anything.
-    max_repeats: int = _f(5, "Identical consecutive tool calls that end a turn as stuck.", allowed=Range(2))
-    command_timeout_secs: float = _f(
-        600, "Default timeout of one shell command.", allowed=Range(0, above=True, high=WEEK_SECS)
-    )
-    max_cost_usd: float = _f(0.0, "Stop the run at this spend in USD; 0 means no limit.")
-    max_tokens: int = _f(0, "Stop the run at this many tokens (all kinds); 0 means no limit.")
-    max_minutes: float = _f(0.0, "Stop the run after this wall time; 0 means no limit.")
-    shipped_skills: list[str] = _f([], 'Skills shipped with openbot to include, by name; ["*"] means all.')
-    # The model's knobs (openbot.agent.models.base.ModelOptions).
-    max_output_tokens: int = _f(
-        32_000,
-        "Output limit of one model call (thinking counts toward it).",
-        allowed=Range(1024, high=300_000),
-    )
-    effort: str = _f("", 'How much effort the model spends; "" = the model\'s default.', EFFORTS)
-    thinking: str = _f("", 'Thinking: "" (the model\'s default), "off", "adaptive", or a budget in tokens.')
-    cache_ttl: str = _f(
-        "auto",
-        "Prompt-cache TTL; auto = 1h when a command timeout or sleep_secs passes 5 minutes.",
-        CACHE_TTLS,
-    )
-    api_patience_minutes: float = _f(
-        30,
-        "How long an unavailable API (429/529/5xx, cut or stalled streams) is waited out.",
-        allowed=Range(0, high=WEEK_SECS / 60),
-    )
-    stall_timeout_secs: float = _f(
-        90,
-        "Silence on a model stream longer than this is a stall (the call is re-sent).",
-        allowed=Range(1, high=3600),
-    )
-    # MCP servers and notifications: tables checked by config/mcp.py and config/notify.py (docs/MCP.md).
-    mcp_servers: dict[str, Any] = _f({}, "MCP servers whose tools the bot may use: [mcp_servers.<name>].")
-    notify: list[dict[str, Any]] = _f([], "Where to report how a run ended: [[notify]] with url or command.")
-
-    @classmethod
-    def keys(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls)]
 
 
 @dataclass(frozen=True)
