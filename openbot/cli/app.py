@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 import typer
@@ -25,8 +26,8 @@ class _OpenbotGroup(TyperGroup):
             typer.echo(visible(f"openbot: error: {e.one_line()}"), err=True)
             raise typer.Exit(exit_code_of(e)) from None
         except OSError as e:  # the filesystem said no (OPENBOT_HOME is a file, a disk is full, ...)
-            if debug_enabled():
-                raise
+            if debug_enabled() or e.errno == errno.EPIPE:
+                raise  # a reader that went away (`| head`): typer's main exits quietly (status 1)
             where = f": {e.filename}" if e.filename else ""
             typer.echo(f"openbot: error: {e.strerror or e}{where} (OPENBOT_DEBUG=1 shows where)", err=True)
             raise typer.Exit(exit_code_of(e)) from None
@@ -65,5 +66,25 @@ def get_app() -> typer.Typer:
     return app
 
 
+def _hide_flag_types(command: Any) -> None:
+    """A flag takes no value, so its help row shows none (typer would print `<bool>` after each)."""
+    for param in getattr(command, "params", []):
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    make_help_option = command.get_help_option  # --help is made per context, not listed in params
+
+    def help_option(ctx: Any) -> Any:
+        option = make_help_option(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = help_option
+    for sub in getattr(command, "commands", {}).values():
+        _hide_flag_types(sub)
+
+
 def main() -> None:
-    get_app()()
+    command = typer.main.get_command(get_app())
+    _hide_flag_types(command)
+    command()

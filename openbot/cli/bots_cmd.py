@@ -82,9 +82,9 @@ def show(
     instructions."""
     import dataclasses
 
-    from openbot.config.botconfig import BotConfig
     from openbot.config.bots import find_bot
     from openbot.config.frontmatter import toml_value
+    from openbot.config.keys import BotConfig
 
     ref = find_bot(name, repo_root())
     bot_file = ref.load()

@@ -21,17 +21,17 @@ from tomlkit.exceptions import TOMLKitError
 from openbot import paths
 from openbot.agent.models import parse_model
 from openbot.config.frontmatter import refuse_yaml_frontmatter, split_frontmatter, toml_value
-from openbot.config.keys import (  # noqa: F401  (the key table; re-exported for callers of botconfig)
-    ACTIONS,
-    CACHE_TTLS,
-    DEFAULT_MODEL,
-    EFFORTS,
-    NOT_NEGATIVE,
-    SANDBOX_MODES,
-    WEEK_SECS,
-    BotConfig,
-    Range,
-)
+
+# The key table lives in config/keys.py; these names stay importable from here.
+from openbot.config.keys import ACTIONS as ACTIONS
+from openbot.config.keys import CACHE_TTLS as CACHE_TTLS
+from openbot.config.keys import DEFAULT_MODEL as DEFAULT_MODEL
+from openbot.config.keys import EFFORTS as EFFORTS
+from openbot.config.keys import NOT_NEGATIVE as NOT_NEGATIVE
+from openbot.config.keys import SANDBOX_MODES as SANDBOX_MODES
+from openbot.config.keys import WEEK_SECS as WEEK_SECS
+from openbot.config.keys import BotConfig as BotConfig
+from openbot.config.keys import Range as Range
 from openbot.errors import ConfigError, UsageError
 
 

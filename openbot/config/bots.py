@@ -94,6 +94,11 @@ def find_bot(name: str, repo_root: Path | None, source: str | None = None) -> Bo
         raise NotFoundError(f"no bot '{name}' {where}", hint=hint)
     bots = all_bots(repo_root)
     close = difflib.get_close_matches(name, list(bots), n=3)
+    if name in list_examples():  # the name of a shipped example is not a bot until one is made from it
+        raise NotFoundError(
+            f"no bot named '{name}'; '{name}' is an example shipped with openbot",
+            hint=f"make a bot from it first: openbot bots create {name} --from {name}",
+        )
     if close:
         hint = "did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
     elif bots:
@@ -143,7 +148,7 @@ def create_bot(
         files: dict[Path, bytes] = {}
     else:
         src = _example_dir(from_example)
-        text = _example_config(src, dest, description, prompt)
+        text = _example_config(src, description, prompt)
         files = {
             p.relative_to(src): p.read_bytes()
             for p in sorted(src.rglob("*"))
@@ -167,25 +172,20 @@ def _example_dir(example: str) -> Path:
     return paths.SHIPPED_BOTS / example
 
 
-def _example_config(src: Path, dest: Path, description: str, prompt: str) -> str:
-    """The example's config.md, comments kept; a script it ships is pointed at the copy in `dest`."""
+def _example_config(src: Path, description: str, prompt: str) -> str:
+    """The example's config.md, comments kept (a script it ships is copied beside it, path unchanged)."""
     import tomlkit
 
-    from openbot.agent.models import parse_model, scripted_name
     from openbot.config.botconfig import parse_text
     from openbot.config.frontmatter import split_frontmatter
 
     example_path = src / "config.md"
     text = example_path.read_text(encoding="utf-8-sig")
-    bot_file = parse_text(text, example_path)
+    parse_text(text, example_path)  # a broken example fails here, naming the example's file
     fm, body = split_frontmatter(text, example_path)
     doc = tomlkit.parse(fm or "")
-    model = bot_file.config.model
-    script = parse_model(model).script
-    if script is not None:
-        # A relative script path is resolved from the current directory at run time, so point it at the copy.
-        if not script.is_absolute() and (src / script).is_file():
-            doc["model"] = scripted_name((dest / script).resolve())
+    # A relative `scripted:` path stays relative: a run resolves it from the bot's own directory, so the
+    # copy keeps working when it is moved (e.g. committed into a repository's .openbot/bots/).
     if description:
         doc["description"] = description
     instructions = prompt or body

@@ -136,6 +136,13 @@ def _check_repo(repo: RepoInfo, resume: RunRecord | None) -> None:
 
     git = pygit2.Repository(str(repo.workdir))
     if resume is None and git.head_is_unborn:
+        branch = str(git.references["HEAD"].target).removeprefix("refs/heads/")
+        if any(True for _ in git.references.iterator(pygit2.enums.ReferenceFilter.BRANCHES)):
+            raise UsageError(  # `git checkout --orphan`: the repository has commits, this branch has none
+                f"your branch '{branch}' has no commits yet (an orphan branch); the bot's branch starts from"
+                f" your HEAD, so there is nothing to start from in {repo.workdir}",
+                hint="commit on it first, or switch to a branch with commits (git switch <branch>)",
+            )
         raise UsageError(
             f"the repository at {repo.workdir} has no commits yet",
             hint="make a first commit; the bot's branch starts from your HEAD",

@@ -129,6 +129,11 @@ class Runner:
         paths.make_private_dir(rec.dir)
         self.run_log = EventLog(rec.dir / "events.jsonl", self.parts.redactor.redact)
         self.notices.sinks.insert(0, self.run_log)
+        if self.plan.use_worktree and self.plan.repo is not None and self.plan.resume is None:
+            from openbot.git.checkout_state import checkout_notices
+
+            for notice in checkout_notices(self.plan.repo, self.plan.req.with_changes):
+                self.view.line(notice)
         self.parts.workspace.open()
         self.mcp = start_mcp(self.plan, self.parts.workspace, rec.dir / "mcp", self.cancel)
         self.parts.tools += self.mcp.tools() if self.mcp else []

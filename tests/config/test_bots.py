@@ -92,7 +92,7 @@ def test_list_examples_without_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert bots.list_examples() == []
 
 
-def test_create_from_example_copies_files_and_points_model_at_copied_script(
+def test_create_from_example_copies_files_and_keeps_the_script_path_relative(
     examples: Path, openbot_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = bots.create_bot("mine", from_example="demo")
@@ -102,10 +102,9 @@ def test_create_from_example_copies_files_and_points_model_at_copied_script(
     text = path.read_text()
     assert "# Replays a script: no API key needed." in text  # the example's comments are kept
     bf = load_bot_file(path)
-    assert bf.config.model == f"scripted:{dest.resolve() / 'script.json'}"
+    assert bf.config.model == "scripted:script.json"  # a run resolves it from the bot's directory
     assert bf.config.description == "Demo example" and bf.instructions == "Say hello."
-    monkeypatch.chdir(tmp_path)  # the script is found from any directory
-    assert ScriptedModel.from_file(bf.config.model.removeprefix("scripted:")).remaining == 1
+    assert ScriptedModel.from_file(dest / "script.json").remaining == 1
 
 
 def test_create_from_example_with_overrides(examples: Path) -> None:

@@ -1,0 +1,61 @@
+"""What the user's checkout is in the middle of, said once at the start of a run.
+
+The bot starts from the user's last commit: uncommitted changes and a half-done rebase or merge are not
+part of it. That is right, but surprising when unsaid, so a run names it in one line each.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from openbot.git.repo import RepoInfo
+
+# Files git leaves in a checkout's git dir while an operation waits for the user.
+_IN_PROGRESS = (
+    ("rebase-merge", "a rebase"),
+    ("rebase-apply", "a rebase"),
+    ("MERGE_HEAD", "a merge"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick"),
+    ("REVERT_HEAD", "a revert"),
+    ("BISECT_LOG", "a bisect"),
+)
+
+
+def operation_in_progress(repo: RepoInfo) -> str:
+    """'a rebase', 'a merge', ... when the checkout is mid-operation, else ''."""
+    for name, what in _IN_PROGRESS:
+        if (repo.git_dir / name).exists():
+            return what
+    return ""
+
+
+def has_uncommitted_changes(repo: RepoInfo) -> bool:
+    """Tracked files differ from HEAD (untracked files are not counted: build output is common)."""
+    try:
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty"],
+            cwd=repo.workdir,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False  # a notice only: never a reason to fail the run
+    return out.returncode == 0 and bool(out.stdout.strip())
+
+
+def checkout_notices(repo: RepoInfo, with_changes: bool) -> list[str]:
+    """One line per surprise: what of the checkout the bot's branch does not start from."""
+    notices = []
+    operation = operation_in_progress(repo)
+    if operation:
+        notices.append(
+            f"· {operation} is in progress in your checkout: the bot starts from its current HEAD commit,"
+            " not from the result"
+        )
+    if not with_changes and has_uncommitted_changes(repo):
+        notices.append(
+            "· your checkout has uncommitted changes: the bot starts from your last commit without them"
+            " (--with-changes carries them into its worktree)"
+        )
+    return notices
