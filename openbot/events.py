@@ -159,6 +159,8 @@ NoticeKind = Literal[
     "mcp_server_failed",
     "mcp_server_crashed",
     "mcp_server_restarted",
+    "setup_started",
+    "setup_done",
 ]
 
 

@@ -144,6 +144,10 @@ def test_checkout_install_and_run(wf: dict[str, Any]) -> None:
     assert 'pip install "$OPENBOT_PIP_SPEC"' in _step(wf["jobs"]["run"], "Install openbot")["run"]
     run = _step(wf["jobs"]["run"], "run")
     assert 'args=(run "$BOT" --json)' in run["run"] and '> "$OPENBOT_RESULT"' in run["run"]
+    # what the sandbox needs from the runner comes before the run; the project's own deps are the bot's setup
+    names = [s.get("name", s.get("id")) for s in steps]
+    assert names.index("Install what the repository needs") < names.index("Run the bot")
+    assert "bubblewrap" in _step(wf["jobs"]["run"], "Install what the repository needs")["run"]
 
 
 def test_the_secret_is_only_on_the_run_step(wf: dict[str, Any]) -> None:

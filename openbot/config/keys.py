@@ -105,6 +105,14 @@ class BotConfig:
     mcp_servers: dict[str, Any] = _f({}, "MCP servers whose tools the bot may use: [mcp_servers.<name>].")
     notify: list[dict[str, Any]] = _f([], "Where to report how a run ended: [[notify]] with url or command.")
 
+    # The per-run setup step (openbot/run/setup.py).
+    setup: list[str] = _f(
+        [],
+        "Commands run in the bot's checkout before its first session (every run and resume), confined like"
+        " the agent's; a `.venv` they make comes first on the agent's PATH.",
+    )
+    setup_network: bool = _f(False, "Allow the setup commands network access (the agent's follow `network`).")
+
     @classmethod
     def keys(cls) -> list[str]:
         return [f.name for f in dataclasses.fields(cls)]

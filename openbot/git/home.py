@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openbot.errors import GitError
+from openbot.git.carryover import carried_config
 from openbot.git.gitcmd import first_line, open_repo, rmtree, run_git, signature
 from openbot.git.runsdir import RunRepo, record_home_tip
 from openbot.git.wip import commit_wip
@@ -66,7 +67,13 @@ def bring_home(rr: RunRepo, wip_message: str) -> Homecoming:
         if rr.path.is_dir():
             sig = signature(open_repo(rr.common_dir))
             _borrow(rr, run_objects=False)  # libgit2 reads only objects git has verified
-            wip = commit_wip(rr.carrier, rr.path, tip, wip_message, sig, rr.git_dir / "index")
+            filters = {
+                k: v
+                for k, v in carried_config(open_repo(rr.common_dir).config).items()
+                if k.lower().startswith("filter.")
+            }
+            filters["lfs.storage"] = str(rr.common_dir / "lfs")  # LFS objects kept in the user's store
+            wip = commit_wip(rr.carrier, rr.path, tip, wip_message, sig, rr.git_dir / "index", filters)
             if wip is not None:
                 _fetch(rr, wip, borrow_run_objects=False)
         branch = _set_branch(rr, wip or tip)

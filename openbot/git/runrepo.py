@@ -2,9 +2,11 @@
 
 A run works in a checkout `openbot-worktrees/<name>/` of a repository `openbot-worktrees/<name>.git/`
 that openbot makes from scratch: its own object store (which borrows the user's objects read-only
-through `objects/info/alternates`), its own refs, config and hooks (none). The sandbox makes only those
+through `objects/info/alternates`), its own refs, config and hooks. The sandbox makes only those
 two directories writable, so whatever the agent does — rewriting objects, refs, reflogs, config,
-hooks — happens to its own repository. At the end openbot brings the run's branch home (home.py).
+hooks — happens to its own repository. It starts with copies of the user's hooks and filter drivers
+(carryover.py), which the agent's own git commands then run inside the sandbox. At the end openbot
+brings the run's branch home (home.py).
 
 Creation is one `git read-tree` (checkout) plus a few small files: as fast as `git worktree add`
 (scripts/bench_worktree.py, docs/BENCHMARKS.md).
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from openbot.errors import GitError, UsageError
+from openbot.git.carryover import LFS_KEYS, carried_config, config_text, copy_hooks
 from openbot.git.gitcmd import open_repo, run_git
 from openbot.git.repo import RepoInfo
 from openbot.git.runsdir import (
@@ -129,7 +132,12 @@ def _init_git_dir(rr: RunRepo, user: Any, commit: str) -> None:
     (g / "objects" / "info" / "alternates").write_text(f"{rr.common_dir / 'objects'}\n", encoding="utf-8")
     (g / "refs" / "heads" / rr.branch).write_text(f"{commit}\n", encoding="utf-8")
     (g / "HEAD").write_text(f"ref: refs/heads/{rr.branch}\n", encoding="utf-8")
-    (g / "config").write_text(_config(user), encoding="utf-8")
+    # The user's hooks and filter drivers (clean filters, git-lfs): the agent's commits run them, confined.
+    # Not git-lfs's: its filters would look for LFS objects in the run's repository (which has none) and
+    # reach for the network; the bot sees LFS files as pointers, and the WIP commit keeps them pointers.
+    carried = {k: v for k, v in carried_config(user.config).items() if not k.lower().startswith(LFS_KEYS)}
+    (g / "config").write_text(_config(user) + config_text(carried), encoding="utf-8")
+    copy_hooks(rr.common_dir, g, next((v for k, v in carried.items() if k.lower() == "core.hookspath"), None))
     for name in ("info/exclude", "shallow"):  # the user's private ignores; a shallow clone's boundary
         src = rr.common_dir / name
         if src.is_file() and not src.is_symlink():

@@ -18,13 +18,23 @@ from openbot.errors import GitError
 
 
 def commit_wip(
-    carrier: Path, checkout: Path, parent: str, message: str, sig: Any, stat_cache: Path | None = None
+    carrier: Path,
+    checkout: Path,
+    parent: str,
+    message: str,
+    sig: Any,
+    stat_cache: Path | None = None,
+    filters: dict[str, str] | None = None,
 ) -> str | None:
     """Commit everything in `checkout` (untracked too, .gitignore respected) on top of `parent`.
 
     `stat_cache` is the run's own index: copied, it spares hashing every unchanged file (it can only
     hide the agent's own changes from its WIP commit, nothing else). The commit's objects go to the
-    carrier's own store; returns its sha, or None if nothing changed. GitError when it cannot be made."""
+    carrier's own store; returns its sha, or None if nothing changed. GitError when it cannot be made.
+
+    `filters` is the user's filter config (carryover.carried_config): a file whose attributes name a filter
+    is staged through git's own clean filter (a git-crypt-like filter, git-lfs: the pointer is committed,
+    the object stored in `lfs_storage`), as the user's own `git add` would."""
     import pygit2
 
     try:
@@ -34,7 +44,7 @@ def commit_wip(
         base = repo[parent].peel(pygit2.Commit)
         index = repo.index
         index.read_tree(base.tree)  # keeps the stat data of entries whose content is unchanged
-        _stage_everything(repo, index, checkout)
+        _stage_everything(repo, index, checkout, filters or {})
         tree = index.write_tree()
         if tree == base.tree_id:
             return None
@@ -69,8 +79,9 @@ def _copy_plain(src: Path, dst: Path, limit: int = 1 << 30) -> None:
             dst.write_bytes(f.read(limit))
 
 
-def _stage_everything(repo: Any, index: Any, workdir: Path) -> None:
-    """`git add -A`, except a repository nested in the checkout (a bot's clone) and special files."""
+def _stage_everything(repo: Any, index: Any, workdir: Path, filters: dict[str, str]) -> None:
+    """`git add -A`, except a repository nested in the checkout (a bot's clone), special files, and the
+    setup step's `.venv/` (unless the project tracks it)."""
     for path in repo.status(untracked_files="all", ignored=False):
         if path.endswith("/"):
             continue  # a nested repository; index.add_all() would fail on it
@@ -80,5 +91,34 @@ def _stage_everything(repo: Any, index: Any, workdir: Path) -> None:
             if path in index:
                 index.remove(path)
             continue
-        if stat.S_ISREG(mode) or stat.S_ISLNK(mode):  # a FIFO would block the read forever
+        if path.startswith(".venv/") and path not in index:
+            continue  # the setup step's virtualenv (openbot.run.setup)
+        if stat.S_ISREG(mode) and filters and isinstance(repo.get_attr(path, "filter"), str):
+            _add_filtered(repo, index, workdir, path, mode, filters)
+        elif stat.S_ISREG(mode) or stat.S_ISLNK(mode):  # a FIFO would block the read forever
             index.add(path)
+
+
+def _add_filtered(
+    repo: Any, index: Any, workdir: Path, path: str, mode: int, filters: dict[str, str]
+) -> None:
+    """Stage `path` through the clean filter its attributes name, run by git itself with the user's
+    filter config (libgit2 runs no configured filter: the file would be committed as it is)."""
+    import subprocess
+
+    import pygit2
+
+    options = [arg for name, value in filters.items() for arg in ("-c", f"{name}={value}")]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env |= {"GIT_DIR": repo.path, "GIT_WORK_TREE": str(workdir), "GIT_CONFIG_NOSYSTEM": "1"}
+    proc = subprocess.run(
+        ["git", *options, "hash-object", "-w", f"--path={path}", "--", str(workdir / path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        raise OSError(f"the clean filter of {path} failed: {(proc.stderr.strip().splitlines() or ['?'])[0]}")
+    file_mode = pygit2.enums.FileMode.BLOB_EXECUTABLE if mode & 0o100 else pygit2.enums.FileMode.BLOB
+    index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=proc.stdout.strip()), file_mode))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from openbot import paths
 from openbot.agent.budget import Budget
 from openbot.agent.context import ContextKeeper
+from openbot.agent.tools.base import ToolContext
 from openbot.agent.tools.registry import default_tools
 from openbot.config.skills import Skill, load_skills_checked
 from openbot.errors import EXIT_FAILED, ConfigError, OpenbotError, debug_enabled, exit_code_of
@@ -103,7 +104,16 @@ class Runner:
             self.last_meta = session.meta
             for notice in self.mcp.take_notices() if self.mcp else []:
                 session.sink.emit(notice)
+            if number == 1 and self.plan.config.setup:  # each invocation: a resumed run has a new checkout
+                self._setup(session.ctx)
             session.turn()
+
+    def _setup(self, ctx: ToolContext) -> None:
+        from openbot.run.setup import run_setup
+
+        cache = paths.bot_home(self.plan.bot.name) / "cache"
+        made = run_setup(self.plan.config.setup, ctx, cache, self.plan.config.setup_network)
+        self.parts.workspace.env.update(made)  # ctx.env is this dict: this session and every later one
 
     def _sleep(self) -> None:
         budget, secs = self.parts.budget, self.plan.config.sleep_secs
@@ -132,7 +142,7 @@ class Runner:
         if self.plan.use_worktree and self.plan.repo is not None and self.plan.resume is None:
             from openbot.git.checkout_state import checkout_notices
 
-            for notice in checkout_notices(self.plan.repo, self.plan.req.with_changes):
+            for notice in checkout_notices(self.plan.repo, self.plan.with_changes):
                 self.view.line(notice)
         self.parts.workspace.open()
         self.mcp = start_mcp(self.plan, self.parts.workspace, rec.dir / "mcp", self.cancel)

@@ -1,0 +1,103 @@
+"""The per-run setup step: the bot config's `setup` commands, run before the first session of every
+invocation (a resume included: its checkout is new) in the bot's checkout, confined like the agent's
+commands and logged like them (command events, full output under outputs/).
+
+- Network: only when the config says so (`setup_network`, or the bot's own `network`).
+- A cache that survives runs: `$OPENBOT_HOME/bots/<bot>/cache/` is writable to the setup commands only,
+  and pip, uv, npm and pre-commit are pointed at it, so a nightly setup downloads once. The agent's own
+  commands never get it writable (what the setup caches, the agent cannot poison for the next run).
+- The environment it makes: a virtualenv at `<checkout>/.venv` goes first on PATH, with VIRTUAL_ENV set,
+  for the setup's later commands and for every command of the agent. That is how a Python project's
+  tests import the bot's checkout, never the user's editable install (README, docs/ci.md).
+- A failing command ends the run (exit 1) before the model is called; the bot's work so far is kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+from openbot.agent.tools.base import ToolContext, ToolFailed
+from openbot.agent.tools.shell import ShellTool
+from openbot.errors import OpenbotError
+from openbot.events import Command, Event, Notice
+from openbot.paths import make_private_dir
+
+VENV = ".venv"
+# Where each tool keeps its download cache, below the bot's cache dir.
+CACHE_VARS = {
+    "PIP_CACHE_DIR": "pip",
+    "UV_CACHE_DIR": "uv",
+    "npm_config_cache": "npm",
+    "PRE_COMMIT_HOME": "pre-commit",
+}
+
+
+class SetupFailed(OpenbotError):
+    """A setup command failed: the run ends before the first model call."""
+
+    exit_code = 1
+
+
+def venv_env(workdir: Path, env: dict[str, str]) -> dict[str, str]:
+    """PATH and VIRTUAL_ENV for the checkout's `.venv`, when there is one; else nothing."""
+    venv = workdir / VENV
+    if not (venv / "bin").is_dir():
+        return {}
+    path = env.get("PATH", os.defpath)
+    return {"PATH": f"{venv / 'bin'}{os.pathsep}{path}", "VIRTUAL_ENV": str(venv)}
+
+
+def cache_env(cache_dir: Path) -> dict[str, str]:
+    return {name: str(make_private_dir(cache_dir / sub)) for name, sub in CACHE_VARS.items()}
+
+
+class _Watch:
+    """Passes events on and remembers the last command's."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.command: Command | None = None
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, Command):
+            self.command = event
+        self.inner.emit(event)
+
+
+def run_setup(commands: list[str], ctx: ToolContext, cache_dir: Path, network: bool) -> dict[str, str]:
+    """Run `commands` in order, stopping at the first failure (SetupFailed); returns the environment the
+    agent's commands get on top of `ctx.env` (the virtualenv's PATH and VIRTUAL_ENV, if one was made)."""
+    make_private_dir(cache_dir)
+    policy = ctx.sandbox
+    if policy is not None and policy.confined:
+        policy = dataclasses.replace(
+            policy, network=policy.network or network, writable=(*policy.writable, cache_dir.resolve())
+        )
+    watch = _Watch(ctx.sink)
+    shell = ShellTool(ctx.default_timeout_secs)
+    watch.emit(
+        Notice(kind="setup_started", message=f"setup: {len(commands)} command(s) before the first session")
+    )
+    for number, command in enumerate(commands, 1):
+        env = {**ctx.env, **venv_env(ctx.workdir, ctx.env), **cache_env(cache_dir)}
+        step = dataclasses.replace(ctx, sandbox=policy, env=env, sink=watch)
+        try:
+            shell.run({"command": command}, step, f"setup-{number}")
+        except ToolFailed as e:
+            raise SetupFailed(f"setup command {number} of {len(commands)} could not run: {e}") from None
+        ctx.command_count = step.command_count
+        ran = watch.command
+        if ran is None or ran.exit_code != 0:
+            why = "timed out" if ran and ran.timed_out else f"exited with {ran.exit_code if ran else '?'}"
+            raise SetupFailed(
+                f"setup command {number} of {len(commands)} {why}: {command}",
+                hint="its output is in the session's history (openbot history <bot> --session N); "
+                "fix `setup` in the bot's config, then resume the run",
+            )
+    extra = venv_env(ctx.workdir, ctx.env)
+    done = "setup done" + (f"; the agent's commands use {ctx.workdir / VENV}" if extra else "")
+    watch.emit(Notice(kind="setup_done", message=done))
+    return extra
