@@ -4,7 +4,9 @@ leave running?
 Liveness is judged conservatively — when unsure, a process counts as alive, so its worktree and records
 are left alone. A run killed with SIGKILL cannot stop the agent's command (it runs in its own process
 group), so the command goes on in a worktree that the next run's sweep is about to commit and remove:
-`stop_processes_in` finds such leftovers by their working directory.
+`stop_processes_in` finds such leftovers by the mark every command of a run carries in its environment
+(`run_mark`), inherited by everything it starts whatever its process group, session or working directory —
+and never touches a process without it (the user's shell or editor open in that worktree).
 """
 
 from __future__ import annotations
@@ -70,6 +72,14 @@ def owner_gone(owner: dict[str, Any], missing: bool) -> bool:
     return missing or not alive(owner["pid"], owner.get("pid_start"))
 
 
+RUN_MARK = "OPENBOT_RUN_WORKDIR"
+
+
+def run_mark(workdir: Path) -> dict[str, str]:
+    """The environment entry that marks a run's commands (and all they start) as that run's."""
+    return {RUN_MARK: str(workdir.resolve())}
+
+
 def processes_in(directory: Path) -> list[int]:
     """Pids whose working directory is `directory` or below it (Linux /proc; [] elsewhere)."""
     root = directory.resolve()
@@ -86,18 +96,31 @@ def processes_in(directory: Path) -> list[int]:
     return found
 
 
-def stop_processes_in(directory: Path) -> int:
-    """SIGKILL the process groups of everything still working in `directory`; returns how many."""
-    own = {os.getpid(), os.getpgrp()}
-    groups = set()
-    for pid in processes_in(directory):
-        try:
-            groups.add(os.getpgid(pid))
-        except ProcessLookupError:
+def marked_processes(directory: Path) -> list[int]:
+    """Pids that a run in `directory` started: their environment carries its `run_mark`."""
+    mark = f"{RUN_MARK}={run_mark(directory)[RUN_MARK]}".encode()
+    found = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
-    for pgid in groups - own:
         try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    return len(groups - own)
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue  # gone, or another user's process: never ours to stop
+        if mark in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def stop_processes_in(directory: Path) -> int:
+    """SIGKILL every process the run in `directory` started (its forks too); returns how many."""
+    stopped: set[int] = set()
+    for _ in range(50):  # a process may fork while we look: go again until none is left
+        pids = [p for p in marked_processes(directory) if alive(p)]
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            stopped.add(pid)
+    return len(stopped)

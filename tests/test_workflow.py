@@ -117,6 +117,13 @@ def test_actionlint_catches_a_broken_copy(tmp_path: Path) -> None:
 # --- structure ---------------------------------------------------------------------------------------
 
 
+def test_the_run_step_trusts_committed_bots_only_on_trusted_triggers(wf: dict[str, Any]) -> None:
+    """Committed bots are trusted explicitly, and only where the branch is the repository's own."""
+    run = _step(wf["jobs"]["run"], "Run the bot")
+    assert run["env"]["OPENBOT_TRUST_REPO_BOTS"] == "1"
+    assert set(_on(wf)) == {"schedule", "workflow_dispatch"}  # never pull_request: a fork's bots
+
+
 def test_triggers_and_permissions(wf: dict[str, Any]) -> None:
     on = _on(wf)
     assert on["schedule"] and all(len(s["cron"].split()) == 5 for s in on["schedule"])

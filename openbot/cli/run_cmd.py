@@ -49,6 +49,12 @@ def run_command(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=0, help="Stop at this many tokens."),  # noqa: UP045
     max_minutes: float | None = typer.Option(None, "--max-minutes", min=0, help="Stop after this wall time."),  # noqa: UP045
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout at the end."),
+    bot_source: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--bot-source", help="home | repo: which bot runs where both have the name (default: home)."
+    ),
+    trust_repo_bots: bool = typer.Option(
+        False, "--trust-repo-bots", help="Trust the repository's committed bots and skills (for CI)."
+    ),
 ) -> None:
     """Run a bot: iterate agent sessions in an isolated worktree until it completes or a limit is hit."""
     from openbot.run.inbox import Inbox
@@ -78,6 +84,8 @@ def run_command(
         with_changes=with_changes,
         project=project,
         resume=resume,
+        bot_source=bot_source,
+        trust_repo_bots=trust_repo_bots,
         extra_flags={k: v for k, v in extra.items() if v is not None},
     )
     plan = plan_run(req)  # every usage/config error surfaces here, before anything is created

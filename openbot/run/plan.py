@@ -43,6 +43,8 @@ class RunRequest:
     with_changes: bool = False
     project: str | None = None
     resume: str | None = None
+    bot_source: str | None = None  # "home" | "repo": which of two same-named bots (default: the home one)
+    trust_repo_bots: bool = False  # CI: trust the repository's committed bots and skills explicitly
     extra_flags: dict[str, Any] = field(default_factory=dict)  # budgets and later config-backed flags
 
 
@@ -64,12 +66,18 @@ class RunPlan:
     use_worktree: bool
     with_changes: bool
     resume: RunRecord | None
+    notices: list[str] = field(default_factory=list)  # said first: which bot runs and why, skipped skills
+    repo_skills: bool = False  # the repository's .openbot/skills/ reach the prompt (trusted)
 
 
 def plan_run(req: RunRequest) -> RunPlan:
+    from openbot.run import preflight
+
     repo = find_repo(req.cwd)
-    bot = find_bot(req.bot, repo.workdir if repo else None)
+    bot = find_bot(req.bot, repo.workdir if repo else None, req.bot_source)
     bot_file = bot.load()
+    notices = [preflight.check_bot_trusted(bot, bot_file, repo, req.trust_repo_bots)]
+    repo_skills, skipped = preflight.repo_skills_allowed(repo, req.trust_repo_bots)
     flags = {
         "model": req.model,
         "max_iterations": req.max_iterations,
@@ -79,6 +87,8 @@ def plan_run(req: RunRequest) -> RunPlan:
         **req.extra_flags,
     }
     config = resolve(bot_file.values, flags, str(bot_file.path))
+    if repo is None:
+        preflight.check_not_a_git_dir(req.cwd, config.skip_git_check)
     if repo is None and not config.skip_git_check:
         raise UsageError(
             f"not inside a git repository: {req.cwd}",
@@ -93,6 +103,7 @@ def plan_run(req: RunRequest) -> RunPlan:
         _check_repo(repo, resume)
     if resume is not None:
         _check_resumable(resume)
+        preflight.check_conversation(resume.conversation_path)
     _check_sandbox(config, req.cwd)
     check_environment(config, str(bot_file.path), os.environ)  # an unset ${NAME} fails now, not mid-run
     from openbot.paths import memory_file
@@ -114,6 +125,8 @@ def plan_run(req: RunRequest) -> RunPlan:
         use_worktree=use_worktree,
         with_changes=req.with_changes,
         resume=resume,
+        notices=[n for n in [*notices, skipped] if n],
+        repo_skills=repo_skills,
     )
 
 

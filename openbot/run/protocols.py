@@ -4,10 +4,13 @@ guard. The real ones are `views.live.LiveView`, `run.inbox.Inbox` and `run.signa
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from openbot.events import Event
+
+T = TypeVar("T")
 
 
 class View(Protocol):
@@ -37,3 +40,5 @@ class Guard(Protocol):
     finishing: bool
 
     def model_call(self) -> AbstractContextManager[None]: ...
+
+    def saving(self, work: Callable[[], T]) -> T: ...

@@ -10,6 +10,7 @@ Runner.execute
 from __future__ import annotations
 
 import os
+import signal
 from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +28,7 @@ from openbot.run.plan import RunPlan
 from openbot.run.protocols import Guard, Input, View
 from openbot.run.result import RunResult
 from openbot.run.session import RunParts, Session
-from openbot.run.signals import GuardedModel
+from openbot.run.signals import GuardedModel, SaveAbandoned
 from openbot.run.workspace import Workspace
 from openbot.state.conversation import Conversation
 from openbot.state.history import History, SessionMeta
@@ -130,12 +131,12 @@ class Runner:
     # ── start and finish ──────────────────────────────────────────────────────────────────────────
     def _start(self) -> None:
         c, rec = self.plan.config, self.record
+        for notice in self.plan.notices:  # first: which bot runs and why; repository skills left out
+            self.view.line(notice)
         if not c.max_iterations and not (c.max_cost_usd or c.max_tokens or c.max_minutes):
             self.view.line(
                 "!! no iteration limit and no budget: this run goes on until the bot completes or ctrl-c"
             )
-        if self.plan.bot.source == "repo":
-            self.view.line(f"· using the bot committed in this repository: {self.plan.bot.config_path}")
         paths.make_private_dir(rec.dir)
         self.run_log = EventLog(rec.dir / "events.jsonl", self.parts.redactor.redact)
         self.notices.sinks.insert(0, self.run_log)
@@ -152,24 +153,42 @@ class Runner:
         self.view.budget = self.parts.budget.status()
 
     def _finish(self) -> None:
-        """Save the work first; whatever fails after that, the run record is written last."""
+        """Save the work first; whatever fails after that, the session and run records are written last."""
         self.guard.finishing = True
         rec = self.record
         try:
             if self.mcp is not None:
                 self.mcp.close()  # before the WIP commit: a server must not write into it
-            failure = self.parts.workspace.close(self.completion)
+            failure = self.guard.saving(lambda: self.parts.workspace.close(self.completion))
             if failure:
                 self._set_status("failed", EXIT_FAILED, failure)
-            if self.last_meta is not None:
-                self.last_meta.action = rec.action or self.last_meta.action
-                if rec.wip_commits:
-                    self.last_meta.wip_commit = rec.wip_commits[-1]
-                self.parts.history.save(self.last_meta)
+            if self.cancel.signum and rec.status != "failed":  # a signal while saving: not "completed"
+                self._set_status("interrupted", 128 + self.cancel.signum, rec.reason or "interrupted")
+        except SaveAbandoned as e:
+            why = f"{signal.Signals(e.signum).name} while saving the work: the WIP commit was abandoned"
+            self._set_status("interrupted", 128 + e.signum, f"{why}; the next run in this repo recovers it")
+        except OSError as e:  # a full disk: the records below still say so (they fit in place)
+            self._set_status("failed", EXIT_FAILED, f"could not save: {e.strerror or e}: {e.filename or ''}")
         finally:
             if self.run_log is not None:
                 self.run_log.close()
-            self.parts.save_totals()
+            self._save_last_session()
+            self.parts.save_totals(final=True)
+
+    def _save_last_session(self) -> None:
+        """The last session's final metadata (its action, the WIP commit); on a full disk, in place."""
+        meta, rec = self.last_meta, self.record
+        if meta is None:
+            return
+        meta.action = rec.action or meta.action
+        if rec.wip_commits:
+            meta.wip_commit = rec.wip_commits[-1]
+        if meta.status == "running":  # its own closing could not be recorded
+            meta.status, meta.error = "failed", rec.reason
+        try:
+            self.parts.history.save(meta, final=True)
+        except OSError as e:
+            self._set_status("failed", EXIT_FAILED, f"could not save: {e.strerror or e}: {e.filename or ''}")
 
     def _set_status(self, status: Status, exit_code: int, reason: str = "") -> None:
         self.record.status, self.record.exit_code = status, exit_code
@@ -188,7 +207,13 @@ class Runner:
         plan, ws = self.plan, self.parts.workspace
         repo_root: Path | None = ws.workdir if plan.repo is not None else None
         try:
-            skills, problems = load_skills_checked(plan.bot.name, repo_root, plan.config.shipped_skills)
+            skills, problems = load_skills_checked(
+                plan.bot.name,
+                repo_root,
+                plan.config.shipped_skills,
+                repo_skills=plan.repo_skills,
+                committed=plan.bot.source == "repo",
+            )
         except ConfigError as e:
             if self.skills is None:
                 raise

@@ -56,12 +56,12 @@ class RunParts:
     base_tokens: dict[str, int]  # what earlier invocations of a resumed run spent
     base_cost: float
 
-    def save_totals(self) -> None:
+    def save_totals(self, *, final: bool = False) -> None:
         """The run record's tokens and cost: earlier invocations plus this one's budget so far."""
         rec, base, spent = self.record, self.base_tokens, self.budget.spent.as_dict()
         rec.tokens = {k: base.get(k, 0) + spent.get(k, 0) for k in {**base, **spent}}
         rec.cost_usd = self.base_cost + self.budget.spent.cost_usd
-        rec.save()
+        rec.save(final=final)  # final: still written on a full disk
 
 
 class Session:

@@ -5,6 +5,11 @@ The first signal sets the cancel event (the shell tool kills its process group, 
 end) and, while a model call is in flight, raises `Interrupted` to abandon it. A second signal exits
 immediately — except while the run is saving its work (`finishing`), when it waits for that and only
 a third one exits; a worktree left that way is recovered as a WIP commit by the next run's sweep.
+
+openbot's own long git work (the WIP commit) runs through `SignalGuard.saving`, in a worker thread, so
+that the main thread keeps handling signals (a signal handler cannot run while libgit2 holds the main
+thread): a signal that arrives meanwhile gives it `SAVE_GRACE_SECS` to finish, after which it is
+abandoned — as safe as a SIGKILL, which the next run's sweep recovers from — and the run ends 130/143.
 """
 
 from __future__ import annotations
@@ -13,10 +18,11 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest
 from openbot.events import EventSink
@@ -24,6 +30,17 @@ from openbot.run.protocols import Guard
 from openbot.stops import Cancel, Interrupted
 
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+T = TypeVar("T")
+SAVE_GRACE_SECS = 1.2  # with the record written after it, a signal is honoured within ~2 s
+
+
+class SaveAbandoned(BaseException):
+    """A signal came while openbot saved the work, and the saving did not finish within the grace time."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"{signal.Signals(signum).name} while saving the work")
+        self.signum = signum
 
 
 def _say(text: str) -> None:
@@ -46,7 +63,10 @@ class SignalGuard:
         self.count += 1
         if self.count > 1:
             if self.finishing and self.count == 2:
-                _say("openbot: saving the bot's work (WIP commit), a few seconds; signal again to abandon it")
+                _say(
+                    f"openbot: saving the bot's work (WIP commit): {SAVE_GRACE_SECS:g} s more at most, "
+                    "then the next run recovers it; signal again to exit now"
+                )
                 return
             _say("openbot: exiting now; the next run in this repo recovers the worktree as a WIP commit")
             os._exit(128 + signum)
@@ -65,6 +85,31 @@ class SignalGuard:
         for s, h in self._old.items():
             signal.signal(s, h)
         self._old.clear()
+
+    def saving(self, work: Callable[[], T], grace: float = SAVE_GRACE_SECS) -> T:
+        """Run `work` (openbot's own git work) so that a signal arriving meanwhile is honoured: it gets
+        `grace` seconds more to finish, else SaveAbandoned (the thread is left to die with the process)."""
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["value"] = work()
+            except BaseException as e:  # handed to the main thread, which decides
+                box["error"] = e
+
+        seen = self.count
+        worker = threading.Thread(target=run, name="openbot-save", daemon=True)
+        worker.start()
+        deadline: float | None = None
+        while worker.is_alive():
+            worker.join(0.05)  # signal handlers run between these waits
+            if deadline is None and self.count > seen:
+                deadline = time.monotonic() + grace
+            if deadline is not None and worker.is_alive() and time.monotonic() >= deadline:
+                raise SaveAbandoned(self.cancel.signum or signal.SIGINT)
+        if "error" in box:
+            raise box["error"]
+        return box["value"]  # type: ignore[no-any-return]
 
     @contextmanager
     def model_call(self) -> Iterator[None]:

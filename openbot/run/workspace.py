@@ -149,9 +149,12 @@ class Workspace:
         )
         if self.sandbox.unconfined_warning:
             self.view.line(f"!! WARNING: {self.sandbox.unconfined_warning}")
+        from openbot.processes import run_mark
+
         self.env = {
             **child_env(os.environ, config.env_passthrough),
             **git_identity_env(self.workdir, self.plan.bot.name),
+            **run_mark(self.workdir),  # what the sweep goes by: it stops only this run's processes
         }
 
     def close(self, completion: Completion | None) -> str:

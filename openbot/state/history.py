@@ -25,6 +25,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import NotFoundError, UsageError
+from openbot.state.records import write_record  # padded: a final state fits on a full disk
 
 SESSION_STATUSES = ("running", "completed", "limit", "interrupted", "failed")
 UNKNOWN = "unknown"  # shown for a session whose metadata.json cannot be read; never written
@@ -185,8 +186,6 @@ class History:
         """Write metadata.json; `final` (the end of a run) still succeeds on a full disk (write_record)."""
         if meta.status not in SESSION_STATUSES:
             raise UsageError(f"session status {meta.status!r} is not one of {', '.join(SESSION_STATUSES)}")
-        from openbot.state.runstate import write_record  # padded: its final state fits on a full disk
-
         text = json.dumps(meta.to_dict(), ensure_ascii=False, indent=2)
         write_record(self.session_dir(meta.session_id) / "metadata.json", text, final=final)
 

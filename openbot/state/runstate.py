@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import errno
 import json
 import os
 import re
@@ -18,46 +17,11 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError, NotFoundError, UsageError
-from openbot.files import write_atomic
+from openbot.state.records import write_record
 
 RUN_ID_RE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4,32}$")
 _SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
 STATUSES = ("running", "completed", "limit", "interrupted", "failed")
-
-
-RESERVE = 4096  # records are padded to whole blocks, so a full disk can still take their final state
-
-
-def write_record(path: Path, text: str, *, final: bool = False) -> None:
-    """`write_atomic`, padded with spaces to whole 4 KiB blocks. A `final` write on a full disk (ENOSPC,
-    EDQUOT) rewrites the file in place within the blocks it already has: a run's final state (failed, its
-    WIP commit) is recorded even then. Otherwise, and when that does not fit either, the OSError is raised
-    (mid-run, a full disk ends the run)."""
-    body = text.encode("utf-8")
-    size = -(-(len(body) + 1) // RESERVE) * RESERVE
-    try:
-        write_atomic(path, body.ljust(size - 1) + b"\n")
-    except OSError as e:
-        if not final or e.errno not in (errno.ENOSPC, errno.EDQUOT) or not _rewrite_in_place(path, body):
-            raise
-
-
-def _rewrite_in_place(path: Path, body: bytes) -> bool:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        size = os.fstat(fd).st_size
-        if len(body) + 1 > size:
-            return False
-        os.pwrite(fd, body.ljust(size - 1) + b"\n", 0)
-        os.fsync(fd)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def new_run_id() -> str:
