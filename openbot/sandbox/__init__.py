@@ -1,20 +1,20 @@
-"""Sandbox modes for the agent's shell commands, enforced by the kernel (Linux Landlock).
+"""Sandbox modes for the agent's shell commands, enforced by the kernel: bubblewrap namespaces outside,
+Linux Landlock inside.
 
-    read-only           read everything; write only the run's temp dir and harmless devices; no TCP
+    read-only           read everything; write only the run's temp dir and its private $HOME; no network
     workspace-write     also write the worktree, the git state a commit on the bot's own branch needs,
-                        and the bot's skills dir; no TCP (default). In the user's own checkout
+                        and the bot's skills dir; no network (default). In the user's own checkout
                         (--no-worktree) everything but its git dir: no `.git`, no commits
     danger-full-access  no confinement
 
-`policy_for_run` decides once per run what the kernel can enforce (never downgrading silently), and
-`SandboxPolicy.wrap` turns each command into `python launch.py --write=… -- command`, which confines
-itself and execs the command. What is and is not covered: docs/SANDBOX.md.
+`policy_for_run` decides once per run what the machine can enforce (never downgrading silently), and
+`SandboxPolicy.wrap` turns each command into `bwrap … -- python launch.py --write=… -- command`: bwrap
+gives it namespaces of its own (namespaces.py), the launcher adds Landlock and execs the command. What is
+and is not covered: docs/SANDBOX.md.
 """
 
 from __future__ import annotations
 
-import functools
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,49 +22,16 @@ from pathlib import Path
 
 from openbot.errors import SandboxError
 from openbot.paths import make_private_dir
+from openbot.sandbox.support import FORCE_UNAVAILABLE_ENV, KernelSupport, kernel_support
+
+__all__ = ["FORCE_UNAVAILABLE_ENV", "MODES", "KernelSupport", "SandboxPolicy", "kernel_support", "policy_for_run"]
 
 MODES = ("workspace-write", "read-only", "danger-full-access")
-# Test hook, documented in docs/SANDBOX.md: "1" pretends the kernel has no Landlock, "network" pretends
-# it has no network rules (ABI 3).
-FORCE_UNAVAILABLE_ENV = "OPENBOT_SANDBOX_FORCE_UNAVAILABLE"
 _LAUNCHER = Path(__file__).resolve().with_name("launch.py")
 _FALLBACK_HINT = (
-    '`--sandbox danger-full-access` runs unconfined; `sandbox_fallback = "warn"` does so with a warning'
+    '`--sandbox danger-full-access` runs unconfined; `sandbox_fallback = "warn"` runs with what this '
+    "machine can enforce, with a warning (`openbot doctor` says what is missing)"
 )
-
-
-@dataclass(frozen=True)
-class KernelSupport:
-    landlock_abi: int  # 0 = no Landlock
-    filesystem: bool
-    network: bool  # TCP bind/connect rules, ABI >= 4
-    detail: str  # one line for `openbot doctor`
-
-
-@functools.lru_cache(maxsize=4)
-def _probe(forced: str) -> KernelSupport:
-    if forced in ("1", "all", "true"):
-        abi, why = 0, f"forced unavailable by {FORCE_UNAVAILABLE_ENV}={forced}"
-    else:
-        from openbot.sandbox import landlock
-
-        abi, why = landlock.abi_version()
-        if forced == "network":
-            abi = min(abi, 3)
-    if abi == 0:
-        return KernelSupport(0, False, False, f"Landlock is not available: {why}")
-    if abi < 4:
-        detail = f"Landlock ABI {abi}: filesystem rules only (blocking TCP needs ABI 4, Linux >= 6.7)"
-        return KernelSupport(abi, True, False, detail)
-    return KernelSupport(abi, True, True, f"Landlock ABI {abi}: filesystem and TCP rules enforced")
-
-
-def kernel_support() -> KernelSupport:
-    """What this kernel can enforce; cheap after the first call and never raises."""
-    try:
-        return _probe(os.environ.get(FORCE_UNAVAILABLE_ENV, "").strip().lower())
-    except Exception as e:  # a probe must not take `openbot doctor` down with it
-        return KernelSupport(0, False, False, f"Landlock is not available: probing failed: {e}")
 
 
 @dataclass(frozen=True)
@@ -75,11 +42,20 @@ class SandboxPolicy:
     writable: tuple[Path, ...]
     network: bool
     tmp_dir: Path | None
-    unconfined_warning: str = ""  # set when sandbox_fallback="warn" downgraded it
+    unconfined_warning: str = ""  # set when sandbox_fallback="warn" let it run with less than both walls
+    landlock: bool = True  # the inner wall: Landlock rules applied by launch.py
+    landlock_tcp: bool = True  # Landlock can deny TCP (ABI >= 4)
+    bwrap: str = ""  # the outer wall: path of bwrap, "" when commands run without namespaces
+    readable: tuple[Path, ...] = ()  # paths bound back read-only when they lie under a hidden dir (/tmp…)
 
     @property
     def confined(self) -> bool:
         return self.mode != "danger-full-access"
+
+    @property
+    def home_dir(self) -> Path | None:
+        """The commands' private, writable $HOME (thrown away with the run's temp dir)."""
+        return self.tmp_dir / "home" if self.confined and self.tmp_dir else None
 
     def may_write(self, path: Path) -> bool:
         """Whether a confined command could write `path` (absolute and resolved): the rule the edit tool,
@@ -88,22 +64,49 @@ class SandboxPolicy:
             return True
         return any(path == w or path.is_relative_to(w) for w in self.writable)
 
-    def wrap(self, argv: list[str], *, also_writable: Sequence[Path] = ()) -> list[str]:
-        """The argv that runs `argv` confined (through the launcher), or `argv` itself when unconfined.
+    def wrap(
+        self, argv: list[str], *, also_writable: Sequence[Path] = (), also_readable: Sequence[Path] = ()
+    ) -> list[str]:
+        """The argv that runs `argv` confined, or `argv` itself when unconfined.
 
         `also_writable` adds existing paths for this command only — e.g. the file its stdout goes to, so
-        that `> /dev/stdout` (which reopens the file by path) is not denied.
+        that `> /dev/stdout` (which reopens the file by path) is not denied; `also_readable` keeps paths
+        visible that would otherwise be hidden (the command logs the model is told to read).
         """
         if not self.confined:
             return list(argv)
-        options = [f"--write={p}" for p in (*self.writable, *also_writable)] + (
-            ["--allow-tcp"] if self.network else []
-        )
-        return [sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv]
+        command = list(argv)
+        if self.landlock:
+            writable = [f"--write={p}" for p in (*self.writable, *also_writable)]
+            # In a network namespace of its own TCP goes nowhere, so Landlock may lack TCP rules there.
+            allow_tcp = self.network or not self.landlock_tcp
+            command = [
+                *(sys.executable, "-I", "-S", str(_LAUNCHER)),
+                *writable,
+                *(["--allow-tcp"] if allow_tcp else []),
+                "--",
+                *command,
+            ]
+        if self.bwrap:
+            from openbot.sandbox.namespaces import bwrap_argv
+
+            outer = bwrap_argv(
+                self.bwrap,
+                writable=(*self.writable, *also_writable),
+                readable=(*self.readable, *also_readable),
+                network=self.network,
+            )
+            command = outer + command
+        return command
 
     def env(self) -> dict[str, str]:
         """Variables the command's environment needs on top of the caller's."""
         env = {"TMPDIR": str(self.tmp_dir)} if self.tmp_dir else {}
+        if self.home_dir is not None:
+            make_private_dir(self.home_dir)  # here, not in policy_for_run: plan checks with tmp_dir=/tmp
+            # pip, npm, pre-commit and git want a writable home for caches and config; the user's own
+            # (~/.ssh, ~/.aws, shell rc files) stays out of reach for writing.
+            env |= {"HOME": str(self.home_dir), "XDG_CACHE_HOME": str(self.home_dir / ".cache")}
         if self.mode == "workspace-write":
             # `git gc --auto` after a commit would rewrite packed-refs and other shared files the sandbox
             # denies; leave housekeeping to the user's own git.
@@ -128,136 +131,80 @@ def policy_for_run(
     network: bool,
     fallback: str = "error",
 ) -> SandboxPolicy:
-    """The policy for one run; SandboxError when the kernel cannot enforce `mode` and fallback is "error".
+    """The policy for one run; SandboxError when the machine cannot enforce `mode` and fallback is "error".
 
     With `worktree` None (--no-worktree) the run's working directory is the writable tree — minus its git
-    dir, see `_checkout_paths`. Creates the temp dir, the skills dir and the bot's ref directories,
-    because Landlock rules need existing paths.
+    dir, see `grants.checkout_paths`. Creates the temp dir, the skills dir and the bot's
+    ref directories, because Landlock rules and bind mounts need existing paths.
     """
+    from openbot import paths
+    from openbot.sandbox import grants
+
     if mode not in MODES:
         raise SandboxError(f"unknown sandbox mode {mode!r}", hint=f"use one of: {', '.join(MODES)}")
     make_private_dir(tmp_dir)
     if mode == "danger-full-access":
         return SandboxPolicy(mode, (), True, tmp_dir)
     writable = [tmp_dir]
+    workdir = (worktree or Path.cwd()).resolve()
     if mode == "workspace-write":
-        workdir = (worktree or Path.cwd()).resolve()
-        if _is_users_checkout(workdir, common_dir, worktree_admin_dir):
-            writable += _checkout_paths(workdir)
+        if grants.is_users_checkout(workdir, common_dir, worktree_admin_dir):
+            writable += grants.checkout_paths(workdir)
         else:
-            writable += _workspace_paths(workdir, common_dir, worktree_admin_dir)
+            writable += grants.workspace_paths(workdir, common_dir, worktree_admin_dir)
         if skills_dir is not None:
             writable.append(make_private_dir(skills_dir))
-    policy = SandboxPolicy(mode, tuple(p.resolve() for p in writable), network, tmp_dir)
-    return _fit_to_kernel(policy, kernel_support(), fallback)
-
-
-def _is_users_checkout(workdir: Path, common_dir: Path | None, admin_dir: Path | None) -> bool:
-    """A --no-worktree run: the working directory holds the repository's own `.git` (dir, or the `.git`
-    file of the user's linked worktree), which git trusts for config and hooks outside any sandbox."""
-    if common_dir is not None and common_dir.resolve().is_relative_to(workdir):
-        return True
-    return admin_dir is None and (common_dir is not None or os.path.lexists(workdir / ".git"))
-
-
-def _checkout_paths(workdir: Path) -> list[Path]:
-    """Everything under `workdir` except its `.git` and submodules' `.git` files.
-
-    Landlock cannot make `.git` read-only inside a writable `workdir`, so `workdir` itself is not granted:
-    each entry beside `.git` is (a directory recursively, a file on its own). New top-level entries
-    cannot be created, and commits are impossible — the user commits.
-    """
-    protected = {Path(".git")} | {Path(sub) / ".git" for sub in _submodule_paths(workdir)}
-    protected |= _config_paths(workdir)
-    return _paths_around(workdir, workdir, protected)
-
-
-def _config_paths(workdir: Path) -> set[Path]:
-    """What in the checkout configures later runs outside the sandbox: `.openbot/` (bots, skills) and an
-    in-tree hooks directory (`core.hooksPath`, e.g. `.githooks`, husky's `.husky/_` and `.husky/`)."""
-    import subprocess
-
-    found = {Path(".openbot")}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    try:
-        out = subprocess.run(
-            ["git", "config", "--get", "core.hooksPath"],
-            cwd=workdir,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        out = ""
-    hooks = (workdir / Path(out).expanduser()).resolve() if out else None
-    if hooks is not None and hooks.is_relative_to(workdir) and hooks != workdir:
-        rel = hooks.relative_to(workdir)
-        found.add(rel)
-        if rel.name == "_" and rel.parent != Path("."):  # husky: `_/` runs the hooks kept beside it
-            found.add(rel.parent)
-    return found
-
-
-def _paths_around(root: Path, directory: Path, protected: set[Path]) -> list[Path]:
-    granted: list[Path] = []
-    for entry in sorted(directory.iterdir()):
-        rel = entry.relative_to(root)
-        # A symlink would grant its target (Landlock opens the path): the target is either inside the
-        # tree and granted on its own, or outside it (or in .git) and not to be granted at all.
-        if rel in protected or entry.is_symlink() or not (entry.is_dir() or entry.is_file()):
-            continue
-        if entry.is_dir() and any(p.is_relative_to(rel) for p in protected):
-            granted += _paths_around(root, entry, protected)
-        else:
-            granted.append(entry)
-    return granted
-
-
-def _submodule_paths(workdir: Path) -> list[str]:
-    """Submodule paths from `.gitmodules` (git-config syntax, `path = sub/dir` lines)."""
-    try:
-        text = (workdir / ".gitmodules").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    paths = []
-    for line in text.splitlines():
-        key, sep, value = line.partition("=")
-        if sep and key.strip() == "path" and value.strip().strip('"'):
-            paths.append(value.strip().strip('"').strip("/"))
-    return paths
-
-
-def _workspace_paths(worktree: Path, common_dir: Path | None, admin_dir: Path | None) -> list[Path]:
-    paths = [worktree]
-    if common_dir is not None:
-        # A commit in a linked worktree writes objects, the worktree's own HEAD/index/logs, and the
-        # branch's ref and reflog (`<name>.lock` is created next to the ref). Granting refs/heads/openbot/
-        # rather than refs/heads/ is what keeps `git branch -f main` out: main.lock cannot be created.
-        ref_dirs = [
-            common_dir / "refs" / "heads" / "openbot",
-            common_dir / "logs" / "refs" / "heads" / "openbot",
-        ]
-        for d in ref_dirs:
-            d.mkdir(parents=True, exist_ok=True)
-        paths += [common_dir / "objects", *ref_dirs]
-    if admin_dir is not None:
-        paths.append(admin_dir)
-    return paths
+    readable = [workdir, common_dir, worktree_admin_dir, paths.home(), _LAUNCHER.parent]
+    readable += [Path(sys.prefix), Path(sys.base_prefix)]  # the launcher's interpreter
+    policy = SandboxPolicy(
+        mode,
+        tuple(p.resolve() for p in writable),
+        network,
+        tmp_dir,
+        readable=tuple(p.resolve() for p in readable if p is not None),
+    )
+    policy = _fit_to_kernel(policy, kernel_support(), fallback)
+    if policy.confined:
+        _protect_own_environment()
+    return policy
 
 
 def _fit_to_kernel(policy: SandboxPolicy, support: KernelSupport, fallback: str) -> SandboxPolicy:
-    """Lower the policy to what the kernel enforces when fallback is "warn"; otherwise refuse."""
-    if not support.filesystem:
-        cause = f"sandbox {policy.mode!r} cannot be enforced: {support.detail}"
-        if fallback != "warn":
-            raise SandboxError(cause, hint=_FALLBACK_HINT)
+    """Both walls when the machine has them; otherwise refuse, or (fallback "warn") run with what there is."""
+    from dataclasses import replace
+
+    missing = [] if support.bwrap else [support.bwrap_detail]
+    missing += [] if support.filesystem else [support.detail]
+    tcp_open = not policy.network and not support.network and not support.bwrap
+    if tcp_open and support.filesystem:
+        missing.append(f"{support.detail}; without namespaces it cannot block TCP")
+    if not missing:
+        return replace(policy, bwrap=support.bwrap, landlock_tcp=support.network)
+    cause = f"sandbox {policy.mode!r} cannot be enforced: " + "; ".join(missing)
+    if fallback != "warn":
+        hint = _FALLBACK_HINT + ("; `network = true` allows TCP" if tcp_open and support.filesystem else "")
+        raise SandboxError(cause, hint=hint)
+    if not support.filesystem and not support.bwrap:
         warning = f'{cause}; commands run UNCONFINED (sandbox_fallback = "warn")'
         return SandboxPolicy("danger-full-access", (), True, policy.tmp_dir, warning)
-    if not policy.network and not support.network:
-        cause = f"sandbox {policy.mode!r} cannot block TCP: {support.detail}"
-        if fallback != "warn":
-            raise SandboxError(cause, hint=f"`network = true` allows TCP; {_FALLBACK_HINT}")
-        warning = f'{cause}; TCP is NOT blocked, files are confined (sandbox_fallback = "warn")'
-        return SandboxPolicy(policy.mode, policy.writable, True, policy.tmp_dir, warning)
-    return policy
+    if support.bwrap:
+        warning = f'{cause}; commands run in namespaces without Landlock (sandbox_fallback = "warn")'
+        return replace(policy, unconfined_warning=warning, landlock=False, bwrap=support.bwrap)
+    lost = "terminal, processes, UDP, Unix sockets and MPTCP are NOT contained"
+    if tcp_open:
+        lost = "TCP is NOT blocked, " + lost
+    warning = f'{cause}; files are confined by Landlock only: {lost} (sandbox_fallback = "warn")'
+    return replace(policy, unconfined_warning=warning, network=policy.network or tcp_open, landlock_tcp=support.network)
+
+
+def _protect_own_environment() -> None:
+    """Make openbot's own process non-dumpable: its /proc/<pid>/environ (the model key), fds and memory
+    can then be read only with CAP_SYS_PTRACE, which no confined command has (the launcher and bwrap drop
+    every capability, also as root). Commands are exec'd, which makes them dumpable again."""
+    import ctypes
+
+    pr_set_dumpable = 4
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: no /proc/<pid>/environ to protect
+        pass

@@ -196,3 +196,26 @@ def _set_no_new_privs() -> None:
     ):
         err = ctypes.get_errno()
         raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> None:
+    """Drop every capability this process holds, also as root (the ambient set too). restrict_self then
+    sets no_new_privs, under which exec cannot give them back — not even to uid 0 — nor can setuid files.
+    bwrap does the same; this keeps a Landlock-only fallback from leaving root with CAP_SYS_PTRACE (which
+    reads openbot's environ), CAP_NET_ADMIN, CAP_SYS_ADMIN (TIOCSTI on any terminal)…"""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    pr_cap_ambient, pr_cap_ambient_clear_all = 47, 4
+    _libc.prctl(pr_cap_ambient, ctypes.c_ulong(pr_cap_ambient_clear_all), 0, 0, 0)  # EINVAL before 4.3
+    data = (_CapData * 2)()  # all zero: effective, permitted and inheritable
+    if _libc.capset(ctypes.byref(_CapHeader(0x20080522, 0)), data):  # _LINUX_CAPABILITY_VERSION_3
+        raise LandlockError(f"cannot drop capabilities: {os.strerror(ctypes.get_errno())}")

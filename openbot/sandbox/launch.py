@@ -47,6 +47,7 @@ def main(args: list[str]) -> int:
         return SETUP_FAILED
     landlock = _load_landlock()
     try:
+        landlock.drop_capabilities()
         landlock.restrict_self(writable, allow_tcp="--allow-tcp" in options)
     except landlock.LandlockError as e:
         print(f"openbot sandbox: {e}; the command was not run", file=sys.stderr)

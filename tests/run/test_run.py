@@ -267,7 +267,8 @@ def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
     proc.wait()
     assert bot_branches(repo) == []  # the run's branch is in its own repository until brought home
     leftover = [p for p in processes_in(repo / ".git" / "openbot-worktrees") if _is_sleep(p)]
-    assert leftover  # SIGKILL cannot stop the agent's command: it runs in its own process group
+    # The sandbox (bwrap --die-with-parent) takes the command down with openbot; the sweep below still runs.
+    wait_for(lambda: not [p for p in processes_in(repo / ".git" / "openbot-worktrees") if _is_sleep(p)], 10)
     make_bot("next", [reply("", complete("nothing"))])
     out = run_cli("run", "next", cwd=repo)
     assert out.returncode == 0, out.stderr
@@ -419,7 +420,9 @@ def test_a_second_ctrl_c_exits_at_once_and_the_next_run_recovers_the_work(repo: 
     time.sleep(0.2)
     proc.send_signal(signal.SIGINT)  # the command ignores signals: without this we would wait ~2 s more
     proc.communicate(timeout=30)
-    assert proc.returncode == 130 and time.monotonic() - started < 5
+    # In the sandbox the first ctrl-c already ends the command (its trap cannot outlive bwrap), so the
+    # second may land after the run restored the default handler: killed by SIGINT, its work saved.
+    assert proc.returncode in (130, -signal.SIGINT) and time.monotonic() - started < 5
     make_bot("after", [reply("", complete())])
     assert run_cli("run", "after", cwd=repo).returncode == 0
     [branch] = bot_branches(repo)

@@ -105,7 +105,7 @@ def test_a_kernel_without_landlock_is_refused_or_loudly_unconfined(repo: Path, f
         [reply("", shell("touch outside-the-box")), reply("", complete())],
         config=f'sandbox_fallback = "{fallback}"',
     )
-    out = run_cli("run", "nolock", "--json", cwd=repo, env={"OPENBOT_SANDBOX_FORCE_UNAVAILABLE": "1"})
+    out = run_cli("run", "nolock", "--json", cwd=repo, env={"OPENBOT_SANDBOX_FORCE_UNAVAILABLE": "all"})
     if fallback == "error":
         assert out.returncode == 2 and "danger-full-access" in out.stderr and "sandbox_fallback" in out.stderr
         assert sessions("nolock") == [] and "openbot/" not in git(repo, "branch")  # nothing was created

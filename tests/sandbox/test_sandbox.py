@@ -19,6 +19,7 @@ from tests.helpers import git, make_repo
 needs_landlock = pytest.mark.skipif(
     kernel_support().landlock_abi == 0, reason=f"kernel cannot enforce Landlock: {kernel_support().detail}"
 )
+needs_bwrap = pytest.mark.skipif(not kernel_support().bwrap, reason=kernel_support().bwrap_detail)
 needs_landlock_net = pytest.mark.skipif(
     not kernel_support().network, reason=f"kernel has no Landlock TCP rules: {kernel_support().detail}"
 )
@@ -95,8 +96,13 @@ def listener() -> Iterator[int]:
         yield server.getsockname()[1]
 
 
+DENIALS = ("Permission denied", "Read-only file system", "Operation not permitted", "No such file or directory")
+
+
 def denied(result: subprocess.CompletedProcess[str]) -> bool:
-    return result.returncode != 0 and "Permission denied" in result.stderr
+    """Failed as a sandbox fails it: Landlock (EACCES), a read-only bind (EROFS), or a path that is not
+    there in the sandbox (a hidden /tmp, the /proc of its own PID namespace)."""
+    return result.returncode != 0 and any(d in result.stderr for d in DENIALS)
 
 
 @needs_landlock
@@ -199,7 +205,7 @@ def test_read_only_reads_everything_and_writes_only_tmp(run: Run) -> None:
 @pytest.mark.skipif(kernel_support().landlock_abi < 6, reason="signal scoping needs Landlock ABI 6")
 def test_confined_commands_cannot_signal_processes_outside(run: Run) -> None:
     result = run.sh(run.policy("workspace-write"), f"kill -0 {os.getpid()}")
-    assert result.returncode != 0 and "Operation not permitted" in result.stderr
+    assert result.returncode != 0 and ("Operation not permitted" in result.stderr or "No such process" in result.stderr)
 
 
 def test_danger_full_access_is_unconfined(run: Run, listener: int) -> None:
@@ -289,12 +295,13 @@ def test_outside_a_repo_the_whole_directory_is_writable(run: Run, tmp_path: Path
 def test_unavailable_kernel_is_refused_or_loudly_downgraded(
     run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "1")
-    assert kernel_support().landlock_abi == 0 and "Landlock is not available" in kernel_support().detail
+    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "all")
+    support = kernel_support()
+    assert support.landlock_abi == 0 and "Landlock is not available" in support.detail and not support.bwrap
     with pytest.raises(SandboxError) as refused:
         run.policy("workspace-write")
     assert refused.value.exit_code == 2
-    assert "Landlock is not available" in refused.value.message
+    assert "Landlock is not available" in refused.value.message and "bubblewrap" in refused.value.message
     assert "--sandbox danger-full-access" in refused.value.hint and "sandbox_fallback" in refused.value.hint
 
     warned = run.policy("read-only", fallback="warn")
@@ -305,15 +312,45 @@ def test_unavailable_kernel_is_refused_or_loudly_downgraded(
     assert run.policy("danger-full-access").unconfined_warning == ""
 
 
+@needs_bwrap
+def test_without_landlock_the_namespaces_still_confine_on_warn(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "1")
+    with pytest.raises(SandboxError, match="Landlock is not available"):
+        run.policy("workspace-write")
+    warned = run.policy("workspace-write", fallback="warn")
+    assert warned.mode == "workspace-write" and "without Landlock" in warned.unconfined_warning
+    assert "launch.py" not in " ".join(warned.wrap(["true"]))
+    assert denied(run.sh(warned, f"touch {run.home}/x")) and denied(run.sh(warned, f"touch {run.repo}/x"))
+    assert run.sh(warned, "echo x > new.txt && git add -A && git commit -qm x").returncode == 0
+
+
+@needs_landlock
+def test_without_namespaces_landlock_still_confines_on_warn(
+    run: Run, listener: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "bwrap")
+    with pytest.raises(SandboxError, match="bubblewrap") as refused:
+        run.policy("workspace-write")
+    assert "bubblewrap" in refused.value.message
+    warned = run.policy("workspace-write", fallback="warn")
+    assert "Landlock only" in warned.unconfined_warning and "NOT contained" in warned.unconfined_warning
+    assert not warned.wrap(["true"])[0].endswith("bwrap")
+    assert denied(run.sh(warned, f"touch {run.home}/x"))
+    if kernel_support().network:
+        assert denied(run.sh(warned, f"exec 3<>/dev/tcp/127.0.0.1/{listener}"))
+    caps = run.sh(warned, "grep -E '^Cap(Eff|Prm)' /proc/self/status")
+    assert caps.stdout.split() == ["CapPrm:", "0000000000000000", "CapEff:", "0000000000000000"]
+
+
 @needs_landlock
 def test_kernel_without_tcp_rules_keeps_files_confined_on_warn(
     run: Run, listener: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "network")
+    """Without namespaces (where TCP goes nowhere anyway), Landlock ABI < 4 cannot block TCP."""
+    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "network,bwrap")
     with pytest.raises(SandboxError, match="cannot block TCP") as refused:
         run.policy("workspace-write")
     assert "network = true" in refused.value.hint
-    assert run.policy("workspace-write", network=True).unconfined_warning == ""
 
     warned = run.policy("workspace-write", fallback="warn")
     assert warned.network and "TCP is NOT blocked" in warned.unconfined_warning
@@ -321,9 +358,22 @@ def test_kernel_without_tcp_rules_keeps_files_confined_on_warn(
     assert run.sh(warned, f"exec 3<>/dev/tcp/127.0.0.1/{listener}").returncode == 0
 
 
+@needs_bwrap
+def test_namespaces_block_tcp_where_landlock_cannot(
+    run: Run, listener: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "network")
+    policy = run.policy("workspace-write")
+    assert policy.unconfined_warning == "" and "--allow-tcp" in policy.wrap(["true"])
+    result = run.sh(policy, f"exec 3<>/dev/tcp/127.0.0.1/{listener}")
+    assert result.returncode != 0 and "Connection refused" in result.stderr
+
+
 @needs_landlock
 def test_launcher_fails_closed_and_starts_light(run: Run) -> None:
-    launcher = run.policy("workspace-write").wrap(["true"])[:4]
+    wrapped = run.policy("workspace-write").wrap(["true"])
+    start = wrapped.index(sys.executable)
+    launcher = wrapped[start : start + 4]
     missing_marker = run.home / "ran"
     bad = subprocess.run(
         [*launcher, "--bogus", "--", "touch", str(missing_marker)], capture_output=True, text=True

@@ -1,0 +1,101 @@
+"""Which paths a run's commands may write: the worktree and the git state a commit needs, or the user's
+checkout without its git dir. Landlock rules and bwrap binds are both built from these lists."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def is_users_checkout(workdir: Path, common_dir: Path | None, admin_dir: Path | None) -> bool:
+    """A --no-worktree run: the working directory holds the repository's own `.git` (dir, or the `.git`
+    file of the user's linked worktree), which git trusts for config and hooks outside any sandbox."""
+    if common_dir is not None and common_dir.resolve().is_relative_to(workdir):
+        return True
+    return admin_dir is None and (common_dir is not None or os.path.lexists(workdir / ".git"))
+
+
+def checkout_paths(workdir: Path) -> list[Path]:
+    """Everything under `workdir` except its `.git` and submodules' `.git` files.
+
+    Landlock cannot make `.git` read-only inside a writable `workdir`, so `workdir` itself is not granted:
+    each entry beside `.git` is (a directory recursively, a file on its own). New top-level entries
+    cannot be created, and commits are impossible — the user commits.
+    """
+    protected = {Path(".git")} | {Path(sub) / ".git" for sub in _submodule_paths(workdir)}
+    protected |= _config_paths(workdir)
+    return _paths_around(workdir, workdir, protected)
+
+
+def _config_paths(workdir: Path) -> set[Path]:
+    """What in the checkout configures later runs outside the sandbox: `.openbot/` (bots, skills) and an
+    in-tree hooks directory (`core.hooksPath`, e.g. `.githooks`, husky's `.husky/_` and `.husky/`)."""
+    import subprocess
+
+    found = {Path(".openbot")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        out = subprocess.run(
+            ["git", "config", "--get", "core.hooksPath"],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    hooks = (workdir / Path(out).expanduser()).resolve() if out else None
+    if hooks is not None and hooks.is_relative_to(workdir) and hooks != workdir:
+        rel = hooks.relative_to(workdir)
+        found.add(rel)
+        if rel.name == "_" and rel.parent != Path("."):  # husky: `_/` runs the hooks kept beside it
+            found.add(rel.parent)
+    return found
+
+
+def _paths_around(root: Path, directory: Path, protected: set[Path]) -> list[Path]:
+    granted: list[Path] = []
+    for entry in sorted(directory.iterdir()):
+        rel = entry.relative_to(root)
+        # A symlink would grant its target (Landlock opens the path): the target is either inside the
+        # tree and granted on its own, or outside it (or in .git) and not to be granted at all.
+        if rel in protected or entry.is_symlink() or not (entry.is_dir() or entry.is_file()):
+            continue
+        if entry.is_dir() and any(p.is_relative_to(rel) for p in protected):
+            granted += _paths_around(root, entry, protected)
+        else:
+            granted.append(entry)
+    return granted
+
+
+def _submodule_paths(workdir: Path) -> list[str]:
+    """Submodule paths from `.gitmodules` (git-config syntax, `path = sub/dir` lines)."""
+    try:
+        text = (workdir / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    paths = []
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "path" and value.strip().strip('"'):
+            paths.append(value.strip().strip('"').strip("/"))
+    return paths
+
+
+def workspace_paths(worktree: Path, common_dir: Path | None, admin_dir: Path | None) -> list[Path]:
+    paths = [worktree]
+    if common_dir is not None:
+        # A commit in a linked worktree writes objects, the worktree's own HEAD/index/logs, and the
+        # branch's ref and reflog (`<name>.lock` is created next to the ref). Granting refs/heads/openbot/
+        # rather than refs/heads/ is what keeps `git branch -f main` out: main.lock cannot be created.
+        ref_dirs = [
+            common_dir / "refs" / "heads" / "openbot",
+            common_dir / "logs" / "refs" / "heads" / "openbot",
+        ]
+        for d in ref_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        paths += [common_dir / "objects", *ref_dirs]
+    if admin_dir is not None:
+        paths.append(admin_dir)
+    return paths

@@ -1,0 +1,95 @@
+"""The outer wall: bubblewrap (`bwrap`) puts each confined command in namespaces of its own.
+
+    --new-session          no controlling terminal: TIOCSTI and other games with openbot's tty are gone
+    --unshare-pid          its own PID namespace; with --die-with-parent, when the command (or openbot)
+                           exits, the namespace's init dies and the kernel kills everything left in it
+    --unshare-net          (network = false) its own network namespace: only a loopback of its own, so no
+                           TCP, MPTCP, TCP Fast Open or UDP reaches the host or beyond
+    --unshare-ipc/-uts     no System V IPC or hostname shared with the host
+    --cap-drop ALL         no capability, even when openbot runs as root; bwrap also sets no_new_privs
+    --proc /proc --dev /dev   a /proc showing only its own processes (not openbot's environ or fds) and a
+                           minimal /dev with a fresh devpts (no host terminals)
+    --ro-bind / /          the filesystem read-only; /tmp and /var/tmp (and /run when network = false)
+                           replaced by empty tmpfs, so host Unix sockets there (ssh-agent, docker, dbus,
+                           X11) do not exist; then the paths the run needs are bound back: read-only ones
+                           first, the writable ones over them
+
+Landlock stays inside as the second wall (launch.py). `probe` runs bwrap once per process with these same
+options, because bwrap is often installed where user namespaces are disabled (containers, Ubuntu's
+AppArmor restriction) and then fails at the first command.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+# Directories where host services keep Unix sockets; replaced by an empty tmpfs in the sandbox. /run
+# also holds resolv.conf's target on systemd machines, so it stays when the command may use the network.
+ALWAYS_HIDDEN = ("/tmp", "/var/tmp")
+HIDDEN_OFFLINE = ("/run", "/var/run")
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`, Fedora: `dnf install bubblewrap`)"
+)
+USERNS_HINT = (
+    "bwrap needs unprivileged user namespaces: `sysctl -w user.max_user_namespaces=15000`; on Ubuntu >= 23.10 "
+    "also `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (or an AppArmor profile for bwrap); "
+    "in a container, run it with user namespaces allowed (e.g. docker --security-opt seccomp=unconfined)"
+)
+
+
+def hidden_dirs(network: bool) -> tuple[str, ...]:
+    dirs = ALWAYS_HIDDEN if network else ALWAYS_HIDDEN + HIDDEN_OFFLINE
+    # /var/run is usually a symlink to /run: hiding /run hides it, and bwrap cannot mount over a symlink.
+    return tuple(d for d in dirs if os.path.isdir(d) and not os.path.islink(d))
+
+
+def _under(path: Path, dirs: Iterable[str]) -> bool:
+    return any(path == Path(d) or path.is_relative_to(d) for d in dirs)
+
+
+def bwrap_argv(
+    exe: str, *, writable: Iterable[Path], readable: Iterable[Path], network: bool
+) -> list[str]:
+    """bwrap and its options, up to and including the `--` before the command."""
+    hidden = hidden_dirs(network)
+    argv = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for d in hidden:
+        argv += ["--tmpfs", d]
+    # Shallower paths first, so a writable worktree inside a read-only git dir is mounted over it.
+    binds = sorted(
+        {(p, "--ro-bind") for p in readable if _under(p, hidden) and p.exists()}
+        | {(p, "--bind") for p in writable if p.exists()},
+        key=lambda b: (len(b[0].parts), b[1] == "--bind", str(b[0])),
+    )
+    for path, how in binds:
+        argv += [how, str(path), str(path)]
+    for d in hidden:  # bwrap made the bind targets' parents there; writes to them would vanish silently
+        argv += ["--remount-ro", d]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not network:
+        argv.append("--unshare-net")
+    return [*argv, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
+
+
+@functools.lru_cache(maxsize=2)
+def probe(forced_off: bool) -> tuple[str, str]:
+    """(path of a working bwrap or "", one line saying what works or exactly what is missing)."""
+    if forced_off:
+        return "", "bubblewrap is forced unavailable by OPENBOT_SANDBOX_FORCE_UNAVAILABLE"
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return "", f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}"
+    argv = bwrap_argv(exe, writable=(), readable=(), network=False) + ["true"]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "", f"{exe} does not run: {e}"
+    if out.returncode != 0:
+        why = (out.stderr.strip().splitlines() or [f"exit code {out.returncode}"])[-1]
+        return "", f"{exe} cannot create namespaces here ({why}): {USERNS_HINT}"
+    return exe, f"bubblewrap ({exe}): PID, network, IPC namespaces, no capabilities, own /proc"
