@@ -103,8 +103,15 @@ class User:
             timeout=timeout, stdin=subprocess.DEVNULL,
         )  # fmt: skip
 
-    def start(self, *args: str, env: dict[str, str] | None = None, **popen: Any) -> subprocess.Popen[str]:
+    def start(
+        self, *args: str, env: dict[str, str] | None = None, ctty: bool = False, **popen: Any
+    ) -> subprocess.Popen[str]:
+        """openbot in the background; `ctty`: in a session of its own whose controlling terminal is its
+        stdin (setsid -c), as in a login shell."""
         self.own()
+        argv = self.argv(*args)
+        if ctty:
+            argv = [*self.prefix, "setsid", "-w", "-c", *argv[len(self.prefix) :]]
         options: dict[str, Any] = {
             "stdout": subprocess.PIPE,
             "stderr": subprocess.PIPE,

@@ -96,7 +96,12 @@ def listener() -> Iterator[int]:
         yield server.getsockname()[1]
 
 
-DENIALS = ("Permission denied", "Read-only file system", "Operation not permitted", "No such file or directory")
+DENIALS = (
+    "Permission denied",
+    "Read-only file system",
+    "Operation not permitted",
+    "No such file or directory",
+)
 
 
 def denied(result: subprocess.CompletedProcess[str]) -> bool:
@@ -205,7 +210,9 @@ def test_read_only_reads_everything_and_writes_only_tmp(run: Run) -> None:
 @pytest.mark.skipif(kernel_support().landlock_abi < 6, reason="signal scoping needs Landlock ABI 6")
 def test_confined_commands_cannot_signal_processes_outside(run: Run) -> None:
     result = run.sh(run.policy("workspace-write"), f"kill -0 {os.getpid()}")
-    assert result.returncode != 0 and ("Operation not permitted" in result.stderr or "No such process" in result.stderr)
+    assert result.returncode != 0 and (
+        "Operation not permitted" in result.stderr or "No such process" in result.stderr
+    )
 
 
 def test_danger_full_access_is_unconfined(run: Run, listener: int) -> None:
@@ -313,7 +320,9 @@ def test_unavailable_kernel_is_refused_or_loudly_downgraded(
 
 
 @needs_bwrap
-def test_without_landlock_the_namespaces_still_confine_on_warn(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_landlock_the_namespaces_still_confine_on_warn(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "1")
     with pytest.raises(SandboxError, match="Landlock is not available"):
         run.policy("workspace-write")
