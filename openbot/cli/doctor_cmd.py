@@ -1,6 +1,7 @@
 """`openbot doctor`: one PASS/WARN/FAIL line per thing a run needs; exit 1 when anything FAILs.
 
-Checks OPENBOT_HOME, git, the API key (presence only — its value is never printed), the kernel sandbox,
+Checks OPENBOT_HOME, git, the API key (presence only — its value is never printed), the kernel sandbox
+(Landlock) and bubblewrap (the namespaces around it),
 that every bot visible from here (home and the current repo) has a valid config, and that every skill
 file in reach loads. A skill that does not load is a FAIL, not a WARN: runs skip it, so the bot would run
 without instructions its owner wrote — and CI gates on doctor's exit code.
@@ -79,6 +80,19 @@ def check_sandbox() -> Check:
     return Check("PASS", "sandbox", support.detail)
 
 
+def check_bubblewrap() -> Check:
+    """The sandbox's outer wall. A FAIL like Landlock's: runs refuse to start without it unless the bot
+    sets sandbox_fallback = "warn"; the detail says what is missing and how to install or enable it."""
+    try:
+        from openbot.sandbox import kernel_support
+    except ImportError:
+        return Check("FAIL", "bubblewrap", "sandbox module missing")
+    support = kernel_support()
+    if not support.bwrap:
+        return Check("FAIL", "bubblewrap", f"{support.bwrap_detail}; the confined sandbox modes cannot run")
+    return Check("PASS", "bubblewrap", support.bwrap_detail)
+
+
 def check_bots(repo_root: Path | None) -> Iterator[Check]:
     from openbot.config.bots import bots_by_source
     from openbot.errors import OpenbotError
@@ -154,6 +168,7 @@ def all_checks() -> list[Check]:
         check_git(),
         check_api_key(),
         check_sandbox(),
+        check_bubblewrap(),
         *check_bots(root),
         *check_mcp(root),
         *check_skills(root),

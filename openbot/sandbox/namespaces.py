@@ -88,8 +88,8 @@ def probe(forced_off: bool) -> tuple[str, str]:
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as e:
-        return "", f"{exe} does not run: {e}"
+        return "", f"bubblewrap ({exe}) does not run: {e}"
     if out.returncode != 0:
         why = (out.stderr.strip().splitlines() or [f"exit code {out.returncode}"])[-1]
-        return "", f"{exe} cannot create namespaces here ({why}): {USERNS_HINT}"
+        return "", f"bubblewrap ({exe}) cannot create namespaces here ({why}): {USERNS_HINT}"
     return exe, f"bubblewrap ({exe}): PID, network, IPC namespaces, no capabilities, own /proc"

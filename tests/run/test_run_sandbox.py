@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,64 @@ def test_a_kernel_without_landlock_is_refused_or_loudly_unconfined(repo: Path, f
         assert any(
             e["type"] == "notice" and e["kind"] == "sandbox_unconfined" for e in events(sessions("nolock")[0])
         )
+
+
+def test_workspace_write_still_builds_tests_and_commits_with_a_private_home(tmp_path: Path) -> None:
+    from tests.helpers import make_repo
+
+    repo = make_repo(
+        tmp_path / "proj",
+        {"calc.py": "def add(a, b):\n    return a + b\n", "test_calc.py": TEST_CALC},
+    )
+    home = tmp_path / "user-home"
+    home.mkdir()
+    make_bot(
+        "builder",
+        [
+            reply(
+                "",
+                shell(f"{sys.executable} -m compileall -q . && {sys.executable} -m unittest -q", "test"),
+                # pip, npm, pre-commit: a writable home and cache, the run's own, not the user's
+                shell(
+                    'echo c > "$HOME/.cache-probe" && git config --global user.nick bot && echo "$HOME"',
+                    "home",
+                ),
+                shell(f"touch {home}/x", "userhome"),
+                shell("echo '# more' >> calc.py && git commit -qam edit", "commit"),
+            ),
+            reply("", complete("built", "review")),
+        ],
+    )
+    out = run_cli("run", "builder", "--json", cwd=repo, env={"HOME": str(home)})
+    assert out.returncode == 0, out.stderr
+    codes = exit_codes("builder")
+    assert (
+        codes == {"test": 0, "home": 0, "userhome": codes["userhome"], "commit": 0} and codes["userhome"] != 0
+    )
+    [home_event] = [
+        e for e in events(sessions("builder")[-1]) if e.get("tool_use_id") == "home" and "output" in e
+    ]
+    assert str(home) not in home_event["output"] and list(home.iterdir()) == []
+    # (the WIP commit on top saves the __pycache__ the build left untracked)
+    assert "edit" in git(repo, "log", "--format=%s", json.loads(out.stdout)["branch"]).splitlines()
+
+
+def test_danger_full_access_is_full(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    make_bot(
+        "free",
+        [reply("", shell(f"touch {outside} && ip link show lo >/dev/null", "free")), reply("", complete())],
+        config='sandbox = "danger-full-access"',
+    )
+    assert run_cli("run", "free", cwd=repo).returncode == 0
+    assert exit_codes("free")["free"] == 0 and outside.exists()
+
+
+TEST_CALC = """import unittest
+from calc import add
+
+
+class T(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(1, 2), 3)
+"""
