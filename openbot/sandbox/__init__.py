@@ -24,7 +24,14 @@ from openbot.errors import SandboxError
 from openbot.paths import make_private_dir
 from openbot.sandbox.support import FORCE_UNAVAILABLE_ENV, KernelSupport, kernel_support
 
-__all__ = ["FORCE_UNAVAILABLE_ENV", "MODES", "KernelSupport", "SandboxPolicy", "kernel_support", "policy_for_run"]
+__all__ = [
+    "FORCE_UNAVAILABLE_ENV",
+    "MODES",
+    "KernelSupport",
+    "SandboxPolicy",
+    "kernel_support",
+    "policy_for_run",
+]
 
 MODES = ("workspace-write", "read-only", "danger-full-access")
 _LAUNCHER = Path(__file__).resolve().with_name("launch.py")
@@ -194,7 +201,9 @@ def _fit_to_kernel(policy: SandboxPolicy, support: KernelSupport, fallback: str)
     if tcp_open:
         lost = "TCP is NOT blocked, " + lost
     warning = f'{cause}; files are confined by Landlock only: {lost} (sandbox_fallback = "warn")'
-    return replace(policy, unconfined_warning=warning, network=policy.network or tcp_open, landlock_tcp=support.network)
+    return replace(
+        policy, unconfined_warning=warning, network=policy.network or tcp_open, landlock_tcp=support.network
+    )
 
 
 def _protect_own_environment() -> None:

@@ -36,8 +36,9 @@ INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`, Fedora: `dnf install bubblewrap`)"
 )
 USERNS_HINT = (
-    "bwrap needs unprivileged user namespaces: `sysctl -w user.max_user_namespaces=15000`; on Ubuntu >= 23.10 "
-    "also `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` (or an AppArmor profile for bwrap); "
+    "bwrap needs unprivileged user namespaces: `sysctl -w user.max_user_namespaces=15000`; "
+    "on Ubuntu >= 23.10 also `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` "
+    "(or an AppArmor profile for bwrap); "
     "in a container, run it with user namespaces allowed (e.g. docker --security-opt seccomp=unconfined)"
 )
 
@@ -52,9 +53,7 @@ def _under(path: Path, dirs: Iterable[str]) -> bool:
     return any(path == Path(d) or path.is_relative_to(d) for d in dirs)
 
 
-def bwrap_argv(
-    exe: str, *, writable: Iterable[Path], readable: Iterable[Path], network: bool
-) -> list[str]:
+def bwrap_argv(exe: str, *, writable: Iterable[Path], readable: Iterable[Path], network: bool) -> list[str]:
     """bwrap and its options, up to and including the `--` before the command."""
     hidden = hidden_dirs(network)
     argv = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -64,7 +63,7 @@ def bwrap_argv(
     binds = sorted(
         {(p, "--ro-bind") for p in readable if _under(p, hidden) and p.exists()}
         | {(p, "--bind") for p in writable if p.exists()},
-        key=lambda b: (len(b[0].parts), b[1] == "--bind", str(b[0])),
+        key=lambda b: (len(b[0].parts), b[1] != "--ro-bind", str(b[0])),
     )
     for path, how in binds:
         argv += [how, str(path), str(path)]

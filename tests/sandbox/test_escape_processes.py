@@ -40,10 +40,8 @@ def test_a_detached_child_dies_with_its_command(user: User) -> None:
     scribble = skills / "late.md"
     # Detached three ways (new session, nohup, background) and writing into the bot's skills dir, which
     # the sandbox grants and which outlives the run.
-    escape = (
-        f"setsid nohup sh -c 'while :; do date > {scribble}; sleep 0.2; done # {marker}' >/dev/null 2>&1 </dev/null &"
-        " sleep 0.5; echo started"
-    )
+    loop = f"while :; do date > {scribble}; sleep 0.2; done # {marker}"
+    escape = f"setsid nohup sh -c '{loop}' >/dev/null 2>&1 </dev/null & sleep 0.5; echo started"
     make_bot(
         "escapee",
         [reply("", shell(escape, "escape")), reply("", shell("sleep 3", "hold")), reply("", complete())],
