@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -15,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import make_repo
+from openbot.sandbox import SandboxPolicy, kernel_support, policy_for_run
+from tests.helpers import git, make_repo
 
 NOBODY = 65534
 SETPRIV = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
@@ -147,3 +149,98 @@ def user(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Ite
         yield found
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# The layout the policy-level tests (test_sandbox.py, test_fallback.py) confine commands in.
+needs_landlock = pytest.mark.skipif(
+    kernel_support().landlock_abi == 0 or not kernel_support().bwrap,
+    reason=f"cannot enforce both walls: {kernel_support().detail}; {kernel_support().bwrap_detail}",
+)
+needs_landlock_net = pytest.mark.skipif(
+    not kernel_support().network, reason=f"kernel has no Landlock TCP rules: {kernel_support().detail}"
+)
+
+
+@dataclass
+class Run:
+    """One bot run's layout: the user's checkout, the bot's linked worktree, a fake HOME and OPENBOT_HOME."""
+
+    repo: Path
+    worktree: Path
+    common: Path
+    home: Path
+    openbot_home: Path
+    skills: Path
+    tmp: Path
+
+    def policy(self, mode: str, network: bool = False, fallback: str = "error") -> SandboxPolicy:
+        return policy_for_run(
+            mode,
+            worktree=self.worktree,
+            common_dir=self.common,
+            worktree_admin_dir=self.common / "worktrees" / "t",
+            tmp_dir=self.tmp,
+            skills_dir=self.skills,
+            network=network,
+            fallback=fallback,
+        )
+
+    def sh(
+        self, policy: SandboxPolicy, cmd: str, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(self.home),
+            "OPENBOT_HOME": str(self.openbot_home),
+            **{k: v for k, v in os.environ.items() if k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))},
+            **policy.env(),
+        }
+        return subprocess.run(
+            policy.wrap(["bash", "-c", cmd]),
+            env=env,
+            cwd=cwd or self.worktree,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+
+    def sha(self, ref: str) -> str:
+        return git(self.repo, "rev-parse", ref)
+
+
+@pytest.fixture
+def run(tmp_path: Path, openbot_home: Path) -> Run:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "branch", "feature")
+    # Leave main checked out nowhere, so only the sandbox (not git's checked-out guard) protects it.
+    git(repo, "checkout", "-q", "-b", "dev")
+    (repo / ".git" / "openbot-worktrees").mkdir()
+    worktree = repo / ".git" / "openbot-worktrees" / "t"
+    git(repo, "worktree", "add", "-q", "-b", "openbot/t", str(worktree))
+    home = tmp_path / "home"
+    home.mkdir()
+    bot = openbot_home / "bots" / "b"
+    bot.mkdir(parents=True)
+    (bot / "config.md").write_text("+++\n+++\n")
+    return Run(repo, worktree, repo / ".git", home, openbot_home, bot / "skills", tmp_path / "run-tmp")
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that accepts connections (the kernel completes them from the backlog)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        yield server.getsockname()[1]
+
+
+DENIALS = (
+    "Permission denied",
+    "Read-only file system",
+    "Operation not permitted",
+    "No such file or directory",
+)
+
+
+def denied(result: subprocess.CompletedProcess[str]) -> bool:
+    """Failed as a sandbox fails it: Landlock (EACCES), a read-only bind (EROFS), or a path that is not
+    there in the sandbox (a hidden /tmp, the /proc of its own PID namespace)."""
+    return result.returncode != 0 and any(d in result.stderr for d in DENIALS)

@@ -3,111 +3,15 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from openbot.errors import SandboxError
-from openbot.sandbox import FORCE_UNAVAILABLE_ENV, SandboxPolicy, kernel_support, policy_for_run
-from tests.helpers import git, make_repo
-
-needs_landlock = pytest.mark.skipif(
-    kernel_support().landlock_abi == 0, reason=f"kernel cannot enforce Landlock: {kernel_support().detail}"
-)
-needs_bwrap = pytest.mark.skipif(not kernel_support().bwrap, reason=kernel_support().bwrap_detail)
-needs_landlock_net = pytest.mark.skipif(
-    not kernel_support().network, reason=f"kernel has no Landlock TCP rules: {kernel_support().detail}"
-)
-
-
-@dataclass
-class Run:
-    """One bot run's layout: the user's checkout, the bot's linked worktree, a fake HOME and OPENBOT_HOME."""
-
-    repo: Path
-    worktree: Path
-    common: Path
-    home: Path
-    openbot_home: Path
-    skills: Path
-    tmp: Path
-
-    def policy(self, mode: str, network: bool = False, fallback: str = "error") -> SandboxPolicy:
-        return policy_for_run(
-            mode,
-            worktree=self.worktree,
-            common_dir=self.common,
-            worktree_admin_dir=self.common / "worktrees" / "t",
-            tmp_dir=self.tmp,
-            skills_dir=self.skills,
-            network=network,
-            fallback=fallback,
-        )
-
-    def sh(
-        self, policy: SandboxPolicy, cmd: str, cwd: Path | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        env = {
-            "PATH": os.environ["PATH"],
-            "HOME": str(self.home),
-            "OPENBOT_HOME": str(self.openbot_home),
-            **{k: v for k, v in os.environ.items() if k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))},
-            **policy.env(),
-        }
-        return subprocess.run(
-            policy.wrap(["bash", "-c", cmd]),
-            env=env,
-            cwd=cwd or self.worktree,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-
-    def sha(self, ref: str) -> str:
-        return git(self.repo, "rev-parse", ref)
-
-
-@pytest.fixture
-def run(tmp_path: Path, openbot_home: Path) -> Run:
-    repo = make_repo(tmp_path / "repo")
-    git(repo, "branch", "feature")
-    # Leave main checked out nowhere, so only the sandbox (not git's checked-out guard) protects it.
-    git(repo, "checkout", "-q", "-b", "dev")
-    (repo / ".git" / "openbot-worktrees").mkdir()
-    worktree = repo / ".git" / "openbot-worktrees" / "t"
-    git(repo, "worktree", "add", "-q", "-b", "openbot/t", str(worktree))
-    home = tmp_path / "home"
-    home.mkdir()
-    bot = openbot_home / "bots" / "b"
-    bot.mkdir(parents=True)
-    (bot / "config.md").write_text("+++\n+++\n")
-    return Run(repo, worktree, repo / ".git", home, openbot_home, bot / "skills", tmp_path / "run-tmp")
-
-
-@pytest.fixture
-def listener() -> Iterator[int]:
-    """A TCP port on 127.0.0.1 that accepts connections (the kernel completes them from the backlog)."""
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        yield server.getsockname()[1]
-
-
-DENIALS = (
-    "Permission denied",
-    "Read-only file system",
-    "Operation not permitted",
-    "No such file or directory",
-)
-
-
-def denied(result: subprocess.CompletedProcess[str]) -> bool:
-    """Failed as a sandbox fails it: Landlock (EACCES), a read-only bind (EROFS), or a path that is not
-    there in the sandbox (a hidden /tmp, the /proc of its own PID namespace)."""
-    return result.returncode != 0 and any(d in result.stderr for d in DENIALS)
+from openbot.sandbox import kernel_support, policy_for_run
+from tests.helpers import git
+from tests.sandbox.conftest import Run, denied, needs_landlock, needs_landlock_net
 
 
 @needs_landlock
@@ -297,85 +201,6 @@ def test_outside_a_repo_the_whole_directory_is_writable(run: Run, tmp_path: Path
     assert plain in policy.writable
     assert run.sh(policy, "mkdir d && touch x d/y", cwd=plain).returncode == 0
     assert denied(run.sh(policy, f"touch {run.home}/x"))
-
-
-def test_unavailable_kernel_is_refused_or_loudly_downgraded(
-    run: Run, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "all")
-    support = kernel_support()
-    assert support.landlock_abi == 0 and "Landlock is not available" in support.detail and not support.bwrap
-    with pytest.raises(SandboxError) as refused:
-        run.policy("workspace-write")
-    assert refused.value.exit_code == 2
-    assert "Landlock is not available" in refused.value.message and "bubblewrap" in refused.value.message
-    assert "--sandbox danger-full-access" in refused.value.hint and "sandbox_fallback" in refused.value.hint
-
-    warned = run.policy("read-only", fallback="warn")
-    assert (
-        "UNCONFINED" in warned.unconfined_warning and "Landlock is not available" in warned.unconfined_warning
-    )
-    assert warned.wrap(["true"]) == ["true"]
-    assert run.policy("danger-full-access").unconfined_warning == ""
-
-
-@needs_bwrap
-def test_without_landlock_the_namespaces_still_confine_on_warn(
-    run: Run, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "1")
-    with pytest.raises(SandboxError, match="Landlock is not available"):
-        run.policy("workspace-write")
-    warned = run.policy("workspace-write", fallback="warn")
-    assert warned.mode == "workspace-write" and "without Landlock" in warned.unconfined_warning
-    assert "launch.py" not in " ".join(warned.wrap(["true"]))
-    assert denied(run.sh(warned, f"touch {run.home}/x")) and denied(run.sh(warned, f"touch {run.repo}/x"))
-    assert run.sh(warned, "echo x > new.txt && git add -A && git commit -qm x").returncode == 0
-
-
-@needs_landlock
-def test_without_namespaces_landlock_still_confines_on_warn(
-    run: Run, listener: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "bwrap")
-    with pytest.raises(SandboxError, match="bubblewrap") as refused:
-        run.policy("workspace-write")
-    assert "bubblewrap" in refused.value.message
-    warned = run.policy("workspace-write", fallback="warn")
-    assert "Landlock only" in warned.unconfined_warning and "NOT contained" in warned.unconfined_warning
-    assert not warned.wrap(["true"])[0].endswith("bwrap")
-    assert denied(run.sh(warned, f"touch {run.home}/x"))
-    if kernel_support().network:
-        assert denied(run.sh(warned, f"exec 3<>/dev/tcp/127.0.0.1/{listener}"))
-    caps = run.sh(warned, "grep -E '^Cap(Eff|Prm)' /proc/self/status")
-    assert caps.stdout.split() == ["CapPrm:", "0000000000000000", "CapEff:", "0000000000000000"]
-
-
-@needs_landlock
-def test_kernel_without_tcp_rules_keeps_files_confined_on_warn(
-    run: Run, listener: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without namespaces (where TCP goes nowhere anyway), Landlock ABI < 4 cannot block TCP."""
-    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "network,bwrap")
-    with pytest.raises(SandboxError, match="cannot block TCP") as refused:
-        run.policy("workspace-write")
-    assert "network = true" in refused.value.hint
-
-    warned = run.policy("workspace-write", fallback="warn")
-    assert warned.network and "TCP is NOT blocked" in warned.unconfined_warning
-    assert denied(run.sh(warned, f"touch {run.home}/x"))
-    assert run.sh(warned, f"exec 3<>/dev/tcp/127.0.0.1/{listener}").returncode == 0
-
-
-@needs_bwrap
-def test_namespaces_block_tcp_where_landlock_cannot(
-    run: Run, listener: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(FORCE_UNAVAILABLE_ENV, "network")
-    policy = run.policy("workspace-write")
-    assert policy.unconfined_warning == "" and "--allow-tcp" in policy.wrap(["true"])
-    result = run.sh(policy, f"exec 3<>/dev/tcp/127.0.0.1/{listener}")
-    assert result.returncode != 0 and "Connection refused" in result.stderr
 
 
 @needs_landlock
