@@ -162,6 +162,7 @@ def policy_for_run(
         if skills_dir is not None:
             writable.append(make_private_dir(skills_dir))
     readable = [workdir, common_dir, worktree_admin_dir, paths.home(), _LAUNCHER.parent]
+    readable += grants.alternates([common_dir, worktree_admin_dir])
     readable += [Path(sys.prefix), Path(sys.base_prefix)]  # the launcher's interpreter
     policy = SandboxPolicy(
         mode,

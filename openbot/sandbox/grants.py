@@ -99,3 +99,22 @@ def workspace_paths(worktree: Path, common_dir: Path | None, admin_dir: Path | N
     if admin_dir is not None:
         paths.append(admin_dir)
     return paths
+
+
+def alternates(git_dirs: list[Path | None]) -> list[Path]:
+    """The object directories these git dirs borrow through `objects/info/alternates`: git inside the
+    sandbox must read them, also where they lie under a directory the sandbox hides (/tmp)."""
+    found: list[Path] = []
+    for git_dir in git_dirs:
+        if git_dir is None:
+            continue
+        objects = git_dir / "objects"
+        try:
+            lines = (objects / "info" / "alternates").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in lines.splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                found.append(objects / line if not os.path.isabs(line) else Path(line))
+    return found

@@ -222,3 +222,18 @@ def test_launcher_fails_closed_and_starts_light(run: Run) -> None:
     assert traced.returncode == 0 and "ctypes" in traced.stderr
     for heavy in ("typer", "anthropic", "pygit2", "json", "openbot"):
         assert f" {heavy}\n" not in traced.stderr and f" {heavy}." not in traced.stderr, heavy
+
+
+@needs_landlock
+def test_objects_borrowed_through_alternates_stay_readable(run: Run, tmp_path: Path) -> None:
+    """A repository that borrows the user's objects (`objects/info/alternates`, as `git clone --shared`
+    does) works in the sandbox although the user's repository lies under the hidden /tmp."""
+    clone = tmp_path / "borrower"
+    git(tmp_path, "clone", "-q", "--shared", str(run.repo), str(clone))
+    policy = policy_for_run(
+        "workspace-write", worktree=clone, common_dir=None, worktree_admin_dir=clone / ".git",
+        tmp_dir=run.tmp, skills_dir=None, network=False,
+    )  # fmt: skip
+    assert run.repo / ".git" / "objects" in policy.readable
+    result = run.sh(policy, "git log --oneline && git cat-file -p HEAD:README.md", cwd=clone)
+    assert result.returncode == 0 and "# demo" in result.stdout, result.stderr
