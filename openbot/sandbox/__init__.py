@@ -15,6 +15,7 @@ and is not covered: docs/SANDBOX.md.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -162,7 +163,12 @@ def policy_for_run(
         if skills_dir is not None:
             writable.append(make_private_dir(skills_dir))
     readable = [workdir, common_dir, worktree_admin_dir, paths.home(), _LAUNCHER.parent]
-    readable += grants.alternates([common_dir, worktree_admin_dir])
+    borrowed = grants.alternates([common_dir, worktree_admin_dir])
+    # The user's checkout behind borrowed objects (an editable install may point into it), and the
+    # user's PATH and virtualenv: what the commands run stays visible when it lies under a hidden /tmp.
+    readable += borrowed + [o.parent.parent for o in borrowed if o.parent.name == ".git"]
+    readable += [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p)]
+    readable += [Path(os.environ["VIRTUAL_ENV"])] if os.path.isabs(os.environ.get("VIRTUAL_ENV", "")) else []
     readable += [Path(sys.prefix), Path(sys.base_prefix)]  # the launcher's interpreter
     policy = SandboxPolicy(
         mode,
