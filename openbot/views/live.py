@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from openbot import events as ev
 from openbot.views.escapes import visible
+from openbot.views.fields import lines_of
 from openbot.views.transcript import (
     Boundary,
     Called,
@@ -23,7 +24,6 @@ from openbot.views.transcript import (
     Returned,
     Said,
     Spent,
-    lines_of,
     live_entry,
 )
 

@@ -11,12 +11,18 @@ older events.jsonl must still show), and every string an entry carries has been 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openbot.views.escapes import visible
+from openbot.views.fields import Damaged as _Damaged
+from openbot.views.fields import flag as _b
+from openbot.views.fields import integer as _i
+from openbot.views.fields import json_text
+from openbot.views.fields import mapping as _map
+from openbot.views.fields import number as _n
+from openbot.views.fields import text as _s
 
 if TYPE_CHECKING:
     from openbot.events import Event
@@ -173,66 +179,6 @@ class Other(Entry):
     @property
     def damage_note(self) -> str:
         return f"[damaged {self.type} event, seq {'?' if self.seq is None else self.seq}]"
-
-
-def json_text(value: Any) -> str:
-    return visible(json.dumps(value, ensure_ascii=False, default=str))
-
-
-def lines_of(text: str) -> list[str]:
-    """Like `str.splitlines` but only at `\\n`: any other line break (`\\r`) was made visible, not a break."""
-    lines = text.split("\n")
-    return lines[:-1] if lines[-1] == "" else lines
-
-
-def excerpt(lines: list[str], head: int, tail: int) -> tuple[list[str], int, list[str]]:
-    """The first `head` and last `tail` lines and how many lie between (0: nothing is hidden, since a
-    marker in place of a single line would hide nothing)."""
-    hidden = len(lines) - head - tail
-    if hidden <= 1:
-        return lines, 0, []
-    return lines[:head], hidden, lines[-tail:]
-
-
-class _Damaged(Exception):
-    """A field of a known event has a value of the wrong type (a hand-edited or damaged record)."""
-
-
-def _s(record: Mapping[str, Any], key: str, default: str = "") -> str:
-    value = record.get(key)
-    if value is None:
-        return default  # older records lack newer fields
-    if not isinstance(value, str):
-        raise _Damaged(key)
-    return visible(value)
-
-
-def _n(record: Mapping[str, Any], key: str) -> float:
-    value = record.get(key)
-    if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
-        raise _Damaged(key)
-    return float(value or 0)
-
-
-def _i(record: Mapping[str, Any], key: str) -> int | None:
-    value = record.get(key)
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-        raise _Damaged(key)
-    return value
-
-
-def _b(record: Mapping[str, Any], key: str) -> bool:
-    value = record.get(key)
-    if value is not None and not isinstance(value, bool):
-        raise _Damaged(key)
-    return bool(value)
-
-
-def _map(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = record.get(key)
-    if value is not None and not isinstance(value, Mapping):
-        raise _Damaged(key)
-    return value or {}
 
 
 def _ran(r: Mapping[str, Any], done: bool) -> Ran:

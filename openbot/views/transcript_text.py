@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from openbot.views.escapes import one_line
+from openbot.views.fields import excerpt, lines_of
 from openbot.views.transcript import (
     Boundary,
     Called,
@@ -20,8 +21,6 @@ from openbot.views.transcript import (
     Ran,
     Returned,
     Said,
-    excerpt,
-    lines_of,
 )
 
 # Of one command's output a person sees the first and the last lines (errors are usually at the end); the

@@ -1,0 +1,74 @@
+"""Reading the fields of a stored event record by type, and cutting text into lines, for the transcript.
+
+Records are read tolerantly: a missing field takes its default (older records lack newer fields), a
+field of the wrong type raises `Damaged` (a hand-edited or damaged record), and every string comes back
+through `escapes.visible`, since the agent wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from openbot.views.escapes import visible
+
+
+def json_text(value: Any) -> str:
+    return visible(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def lines_of(text: str) -> list[str]:
+    """Like `str.splitlines` but only at `\\n`: any other line break (`\\r`) was made visible, not a break."""
+    lines = text.split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def excerpt(lines: list[str], head: int, tail: int) -> tuple[list[str], int, list[str]]:
+    """The first `head` and last `tail` lines and how many lie between (0: nothing is hidden, since a
+    marker in place of a single line would hide nothing)."""
+    hidden = len(lines) - head - tail
+    if hidden <= 1:
+        return lines, 0, []
+    return lines[:head], hidden, lines[-tail:]
+
+
+class Damaged(Exception):
+    """A field of a known event has a value of the wrong type (a hand-edited or damaged record)."""
+
+
+def text(record: Mapping[str, Any], key: str, default: str = "") -> str:
+    value = record.get(key)
+    if value is None:
+        return default  # older records lack newer fields
+    if not isinstance(value, str):
+        raise Damaged(key)
+    return visible(value)
+
+
+def number(record: Mapping[str, Any], key: str) -> float:
+    value = record.get(key)
+    if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
+        raise Damaged(key)
+    return float(value or 0)
+
+
+def integer(record: Mapping[str, Any], key: str) -> int | None:
+    value = record.get(key)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise Damaged(key)
+    return value
+
+
+def flag(record: Mapping[str, Any], key: str) -> bool:
+    value = record.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise Damaged(key)
+    return bool(value)
+
+
+def mapping(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = record.get(key)
+    if value is not None and not isinstance(value, Mapping):
+        raise Damaged(key)
+    return value or {}
