@@ -74,12 +74,11 @@ def test_key_shapes_need_a_token_boundary() -> None:
     assert r.redact("AKIAIOSFODNN7EXAMPLE1") == "AKIAIOSFODNN7EXAMPLE1"  # one character too long
 
 
-def test_key_shapes_are_fast_on_output_full_of_near_misses() -> None:
+def test_output_full_of_near_misses_is_left_alone() -> None:
     # "disk-", "task-" contain the "sk-" marker, so the regex scan runs on every chunk of such output.
+    # (How fast that scan is belongs to a benchmark, not to a test: tests do not time the machine.)
     text = "task-runner: disk-full check ok sk-x\n" * 30_000
-    start = time.perf_counter()
     assert Redactor().redact(text) == text
-    assert time.perf_counter() - start < 0.05  # ~0.008 s here; a leading lookbehind made it ~0.1 s
 
 
 def _stream(redactor: StreamRedactor, data: bytes, cuts: list[int]) -> bytes:

@@ -133,9 +133,10 @@ def test_a_server_that_crashes_is_an_error_result_then_restarted_a_few_times(
 
 
 def test_servers_that_cannot_start_are_notices_and_offer_nothing(tmp_path: Path) -> None:
+    secs = f"30.{os.getpid()}"  # an argv no other process on the machine has
     servers = {
         "missing": {"command": "/nonexistent/mcp-server"},
-        "silent": {"command": "sleep", "args": ["30"], "startup_timeout_secs": 0.5},
+        "silent": {"command": "sleep", "args": [secs], "startup_timeout_secs": 0.5},
         "noisy": {"command": "sh", "args": ["-c", "echo 'cannot open the database' >&2; exit 4"]},
     }
     hub = make_hub(tmp_path, servers)
@@ -148,7 +149,7 @@ def test_servers_that_cannot_start_are_notices_and_offer_nothing(tmp_path: Path)
         assert "cannot open the database" in notices["noisy"].message  # its stderr, said
     finally:
         hub.close()
-    assert not any(_tagged_alive("sleep", "30"))
+    assert not any(_tagged_alive("sleep", secs))
 
 
 def _tagged_alive(*argv: str) -> list[int]:
