@@ -192,13 +192,7 @@ class ShellTool:
 
     def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
         command: str = input["command"]
-        timeout = float(input.get("timeout_secs", ctx.default_timeout_secs))
-        if not timeout > 0:
-            raise ToolFailed(f"timeout_secs must be positive, got {input.get('timeout_secs')!r}")
-        if ctx.deadline is not None:  # no command outlives the run's wall-time budget (max_minutes)
-            timeout = min(timeout, ctx.deadline - time.monotonic())
-            if timeout <= 0:
-                raise ToolFailed("the run's time budget (max_minutes) is used up: no more commands")
+        timeout = _timeout(input, ctx)
         out_dir = make_private_dir(ctx.session_dir / "outputs")
         log_path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', tool_use_id) or 'command'}.log"
         compactor = OutputCompactor(str(log_path))
@@ -240,13 +234,27 @@ class ShellTool:
                 timed_out=run.killed == "timeout",
             )
         )
-        if run.killed == "timeout":
-            head = f"killed: timed out after {timeout:g} s (every process the command started was stopped)"
-        elif run.killed:
-            head = "killed: cancelled by the user"
-        else:
-            head = f"exit code: {exit_code}"
+        head = _head(run.killed, timeout, exit_code)
         return ToolOutput(f"{head}\n{output}" if output else head, is_error=bool(run.killed))
+
+
+def _timeout(input: dict[str, Any], ctx: ToolContext) -> float:
+    timeout = float(input.get("timeout_secs", ctx.default_timeout_secs))
+    if not timeout > 0:
+        raise ToolFailed(f"timeout_secs must be positive, got {input.get('timeout_secs')!r}")
+    if ctx.deadline is not None:  # no command outlives the run's wall-time budget (max_minutes)
+        timeout = min(timeout, ctx.deadline - time.monotonic())
+        if timeout <= 0:
+            raise ToolFailed("the run's time budget (max_minutes) is used up: no more commands")
+    return timeout
+
+
+def _head(killed: str | None, timeout: float, exit_code: int | None) -> str:
+    if killed == "timeout":
+        return f"killed: timed out after {timeout:g} s (every process the command started was stopped)"
+    if killed:
+        return "killed: cancelled by the user"
+    return f"exit code: {exit_code}"
 
 
 def _start(
