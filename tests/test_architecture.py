@@ -181,13 +181,7 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 REGISTRATION = ("openbot.cli.app", "openbot.cli.commands")
-# Known and to be broken, never to grow: state.history saves metadata with runstate's padded writer, and
-# runstate.mark_dead marks a dead run's session in history; cli.doctor_mcp takes `Check` from
-# cli.doctor_cmd, which calls doctor_mcp.check_mcp (one import inside a function in each pair).
-KNOWN_CYCLES = [
-    ["openbot.state.history", "openbot.state.runstate"],
-    ["openbot.cli.doctor_cmd", "openbot.cli.doctor_mcp"],
-]
+KNOWN_CYCLES: list[list[str]] = []
 
 
 def test_no_import_cycles_but_typers_command_registration() -> None:

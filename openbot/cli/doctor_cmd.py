@@ -13,22 +13,12 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import typer
 
 from openbot.cli.app import app
-
-
-@dataclass(frozen=True)
-class Check:
-    status: str  # "PASS" | "WARN" | "FAIL"
-    name: str
-    detail: str
-
-    def line(self) -> str:
-        return f"{self.status} {self.name}: {self.detail}"
+from openbot.cli.doctor_check import Check
 
 
 def check_home() -> Check:

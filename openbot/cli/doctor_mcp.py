@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openbot.cli.doctor_cmd import Check
+from openbot.cli.doctor_check import Check
 
 if TYPE_CHECKING:
     from openbot.config.bots import BotRef
@@ -83,7 +83,7 @@ def _start_all(ref: BotRef, config: object) -> Iterator[Check]:
         try:
             hub.start()
             for notice in hub.take_notices():
-                status = "PASS" if notice.kind == "mcp_server_started" else "FAIL"
-                yield Check(status, f"bot {ref.name}", notice.message)
+                ok = notice.kind == "mcp_server_started"
+                yield Check("PASS" if ok else "FAIL", f"bot {ref.name}", notice.message)
         finally:
             hub.close()
