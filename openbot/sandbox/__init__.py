@@ -145,7 +145,6 @@ def policy_for_run(
     dir, see `grants.checkout_paths`. Creates the temp dir, the skills dir and the bot's
     ref directories, because Landlock rules and bind mounts need existing paths.
     """
-    from openbot import paths
     from openbot.sandbox import grants
 
     if mode not in MODES:
@@ -162,14 +161,7 @@ def policy_for_run(
             writable += grants.workspace_paths(workdir, common_dir, worktree_admin_dir)
         if skills_dir is not None:
             writable.append(make_private_dir(skills_dir))
-    readable = [workdir, common_dir, worktree_admin_dir, paths.home(), _LAUNCHER.parent]
-    borrowed = grants.alternates([common_dir, worktree_admin_dir])
-    # The user's checkout behind borrowed objects (an editable install may point into it), and the
-    # user's PATH and virtualenv: what the commands run stays visible when it lies under a hidden /tmp.
-    readable += borrowed + [o.parent.parent for o in borrowed if o.parent.name == ".git"]
-    readable += [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p)]
-    readable += [Path(os.environ["VIRTUAL_ENV"])] if os.path.isabs(os.environ.get("VIRTUAL_ENV", "")) else []
-    readable += [Path(sys.prefix), Path(sys.base_prefix)]  # the launcher's interpreter
+    readable = _readable(workdir, common_dir, worktree_admin_dir)
     policy = SandboxPolicy(
         mode,
         tuple(p.resolve() for p in writable),
@@ -181,6 +173,21 @@ def policy_for_run(
     if policy.confined:
         _protect_own_environment()
     return policy
+
+
+def _readable(workdir: Path, common_dir: Path | None, worktree_admin_dir: Path | None) -> list[Path | None]:
+    from openbot import paths
+    from openbot.sandbox import grants
+
+    readable = [workdir, common_dir, worktree_admin_dir, paths.home(), _LAUNCHER.parent]
+    borrowed = grants.alternates([common_dir, worktree_admin_dir])
+    # The user's checkout behind borrowed objects (an editable install may point into it), and the
+    # user's PATH and virtualenv: what the commands run stays visible when it lies under a hidden /tmp.
+    readable += borrowed + [o.parent.parent for o in borrowed if o.parent.name == ".git"]
+    readable += [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p)]
+    readable += [Path(os.environ["VIRTUAL_ENV"])] if os.path.isabs(os.environ.get("VIRTUAL_ENV", "")) else []
+    readable += [Path(sys.prefix), Path(sys.base_prefix)]  # the launcher's interpreter
+    return readable
 
 
 def _fit_to_kernel(policy: SandboxPolicy, support: KernelSupport, fallback: str) -> SandboxPolicy:
