@@ -36,7 +36,8 @@ def python_project(path: Path) -> Path:
 
 def users_venv(tmp_path: Path, repo: Path) -> dict[str, str]:
     """The user's own virtualenv with the package installed editable from their checkout, activated."""
-    venv = tmp_path / "user-venv"
+    # Under OPENBOT_HOME only because the sandbox keeps that readable wherever the test's tmp dir is.
+    venv = paths.home() / "user-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     subprocess.run(
         [str(venv / "bin" / "python"), str(repo / "tools" / "editable.py"), str(repo / "src")], check=True
