@@ -78,22 +78,9 @@ def plan_run(req: RunRequest) -> RunPlan:
     bot_file = bot.load()
     notices = [preflight.check_bot_trusted(bot, bot_file, repo, req.trust_repo_bots)]
     repo_skills, skipped = preflight.repo_skills_allowed(repo, req.trust_repo_bots)
-    flags = {
-        "model": req.model,
-        "max_iterations": req.max_iterations,
-        "sleep_secs": req.sleep_secs,
-        "sandbox": req.sandbox,
-        "skip_git_check": req.skip_git_check,
-        **req.extra_flags,
-    }
-    config = resolve(bot_file.values, flags, str(bot_file.path))
+    config = resolve(bot_file.values, _flags(req), str(bot_file.path))
     if repo is None:
-        preflight.check_not_a_git_dir(req.cwd, config.skip_git_check)
-    if repo is None and not config.skip_git_check:
-        raise UsageError(
-            f"not inside a git repository: {req.cwd}",
-            hint="cd into a repository, or pass --skip-git-check to work in this directory (no worktree)",
-        )
+        _check_outside_a_repo(req.cwd, config.skip_git_check)
     # A script named on the command line is the current directory's; one in config.md the bot's.
     model = resolve_script(config.model, req.cwd if req.model else bot_file.path.parent)
     backend = load_backend(model)  # a bad script or a missing API key fails now, not mid-run
@@ -128,6 +115,29 @@ def plan_run(req: RunRequest) -> RunPlan:
         notices=[n for n in [*notices, skipped] if n],
         repo_skills=repo_skills,
     )
+
+
+def _flags(req: RunRequest) -> dict[str, Any]:
+    """The command line's values for config keys (None: not given)."""
+    return {
+        "model": req.model,
+        "max_iterations": req.max_iterations,
+        "sleep_secs": req.sleep_secs,
+        "sandbox": req.sandbox,
+        "skip_git_check": req.skip_git_check,
+        **req.extra_flags,
+    }
+
+
+def _check_outside_a_repo(cwd: Path, skip_git_check: bool) -> None:
+    from openbot.run import preflight
+
+    preflight.check_not_a_git_dir(cwd, skip_git_check)
+    if not skip_git_check:
+        raise UsageError(
+            f"not inside a git repository: {cwd}",
+            hint="cd into a repository, or pass --skip-git-check to work in this directory (no worktree)",
+        )
 
 
 def _project_and_resume(req: RunRequest, bot: BotRef) -> tuple[Project, RunRecord | None]:
