@@ -94,13 +94,13 @@ def fill(mnt: Path) -> None:
 
 
 def test_a_full_disk_ends_the_run_failed_and_records_the_wip_commit(repo: Path, small_home: Path) -> None:
-    go = small_home.parent / "go"
-    wait = f"echo work > work.txt; while [ ! -e {go} ]; do sleep 0.05; done; echo more output"
+    # The signal to go on is a file in the bot's own checkout: the sandbox hides the test's /tmp.
+    wait = "echo work > work.txt; while [ ! -e go ]; do sleep 0.05; done; rm go; echo more output"
     make_bot("disk", [reply("", shell(wait)), reply("", complete())])
     proc = start_run("run", "disk", "--json", cwd=repo)
     wait_for(lambda: tool_started("disk"))
     fill(small_home)  # OPENBOT_HOME's disk is now full; the repository's is not
-    go.touch()
+    (Path(run_record("disk")["workdir"]) / "go").touch()
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 1, stderr
     assert "Traceback" not in stderr
