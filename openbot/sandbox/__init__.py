@@ -187,6 +187,7 @@ def _readable(workdir: Path, common_dir: Path | None, worktree_admin_dir: Path |
     readable += [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p)]
     readable += [Path(os.environ["VIRTUAL_ENV"])] if os.path.isabs(os.environ.get("VIRTUAL_ENV", "")) else []
     readable += [Path(sys.prefix), Path(sys.base_prefix)]  # the launcher's interpreter
+    readable += [Path(__file__).resolve().parent.parent]  # openbot itself (MCP test servers import it)
     return readable
 
 
