@@ -2,7 +2,11 @@
 
 Stored as `runs/<run_id>/conversation.jsonl`, one message per line, appended (and fsynced) as the
 conversation grows, so a crash loses at most the message being written. A message that is extended in
-place (user input delivered to the newest message) is rewritten as a `replace_last` record.
+place (user input delivered to the newest message, before it is sent) is rewritten as a `replace_last`
+record. The file is never rewritten: a `segment` record starts a new segment after a compaction (what
+the model sees from then on; earlier segments stay in the file), a `repaired` record holds the messages
+after a repair, and a `fixed` record what is sent unchanged for the whole run, resumes included: the
+system prompt and the instructions it was built from.
 """
 
 from __future__ import annotations
@@ -42,22 +46,43 @@ def _result_ids(message: Message) -> set[str]:
     }
 
 
-def _record(raw: bytes, path: Path, number: int) -> tuple[str, Message]:
-    """One line of conversation.jsonl as (op, message); ConfigError naming the line otherwise."""
+def _message_ok(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    blocks_ok = isinstance(content, str) or (
+        isinstance(content, list) and all(isinstance(b, dict) for b in content)
+    )
+    return isinstance(message, dict) and message.get("role") in ("user", "assistant") and blocks_ok
+
+
+def _payload_ok(op: str, rec: dict[str, Any]) -> bool:
+    if op in MESSAGE_OPS:
+        return _message_ok(rec.get("message"))
+    if op == "repaired":
+        messages = rec.get("messages")
+        return isinstance(messages, list) and all(_message_ok(m) for m in messages)
+    fixed = rec.get("fixed")
+    return (
+        isinstance(fixed, dict)
+        and isinstance(fixed.get("system"), str)
+        and isinstance(fixed.get("snapshot"), dict)
+    )
+
+
+MESSAGE_OPS = ("append", "replace_last", "segment")
+OPS = (*MESSAGE_OPS, "repaired", "fixed")
+
+
+def _record(raw: bytes, path: Path, number: int) -> tuple[str, dict[str, Any]]:
+    """One line of conversation.jsonl as (op, record); ConfigError naming the line otherwise."""
     why = ""
     try:
         rec = json.loads(raw)
     except ValueError as e:  # UnicodeDecodeError included
         rec, why = None, f"not JSON ({str(e).splitlines()[0]})"
-    if not why and not (isinstance(rec, dict) and rec.get("op", "append") in ("append", "replace_last")):
+    op = str(rec.get("op", "append")) if isinstance(rec, dict) else ""
+    if not why and op not in OPS:
         why = 'not an {"op": ..., "message": ...} record'
-    message = rec.get("message") if isinstance(rec, dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    blocks_ok = isinstance(content, str) or (
-        isinstance(content, list) and all(isinstance(b, dict) for b in content)
-    )
-    role_ok = isinstance(message, dict) and message.get("role") in ("user", "assistant")
-    if not why and not (role_ok and blocks_ok):
+    if not why and not _payload_ok(op, rec):
         why = "its message needs a role (user/assistant) and a content (text or a list of blocks)"
     if why:
         from openbot.errors import ConfigError
@@ -66,8 +91,8 @@ def _record(raw: bytes, path: Path, number: int) -> tuple[str, Message]:
             f"{path}: line {number} is damaged: {why}",
             hint="restore the file, or start a new run instead of resuming this one",
         )
-    assert isinstance(rec, dict) and isinstance(message, dict)
-    return str(rec.get("op", "append")), message
+    assert isinstance(rec, dict)
+    return op, rec
 
 
 class Conversation:
@@ -75,6 +100,7 @@ class Conversation:
         self.path = path
         self.redact = redact
         self.messages: list[Message] = []
+        self.fixed: dict[str, Any] | None = None  # {"system": str, "snapshot": {name: text}}
 
     @classmethod
     def load(cls, path: Path, redact: Callable[[str], str] = lambda s: s) -> Conversation:
@@ -90,22 +116,21 @@ class Conversation:
         except FileNotFoundError:
             return conv
         for number, raw in enumerate(data.splitlines(), 1):
-            op, message = _record(raw, path, number)
+            op, rec = _record(raw, path, number)
             if op == "replace_last" and conv.messages:
-                conv.messages[-1] = message
+                conv.messages[-1] = rec["message"]
+            elif op == "segment":
+                conv.messages = [rec["message"]]
+            elif op == "repaired":
+                conv.messages = rec["messages"]
+            elif op == "fixed":
+                conv.fixed = rec["fixed"]
             else:
-                conv.messages.append(message)
+                conv.messages.append(rec["message"])
         if conv.repair():
-            conv._rewrite()
+            # Appended, not rewritten: earlier segments and the fixed system prompt stay in the file.
+            conv._write({"op": "repaired", "messages": conv.messages})
         return conv
-
-    def _rewrite(self) -> None:
-        """Replace the file with the current messages (atomically), after a repair."""
-        from openbot.files import write_atomic
-
-        assert self.path is not None
-        records = (json.dumps({"op": "append", "message": m}, ensure_ascii=False) for m in self.messages)
-        write_atomic(self.path, "".join(self.redact(line) + "\n" for line in records))
 
     def repair(self) -> bool:
         """Give every tool_use a tool_result: a run killed mid-tool (SIGKILL, a crash) leaves calls
@@ -147,6 +172,16 @@ class Conversation:
     def append(self, message: Message) -> None:
         self.messages.append(message)
         self._write({"op": "append", "message": message})
+
+    def set_fixed(self, system: str, snapshot: dict[str, str]) -> None:
+        """Record the run's system prompt (and what it was built from) once; resumes send it unchanged."""
+        self.fixed = {"system": system, "snapshot": snapshot}
+        self._write({"op": "fixed", "fixed": self.fixed})
+
+    def start_segment(self, first: Message) -> None:
+        """Continue in a new segment that begins with `first` (a compaction); nothing earlier is changed."""
+        self.messages = [first]
+        self._write({"op": "segment", "message": first})
 
     def add_user_text(self, text: str) -> None:
         """Add text for the model: to the newest user message if there is one (roles must alternate)."""

@@ -52,3 +52,21 @@ def test_a_torn_last_line_is_cut_before_the_next_append(tmp_path: Path) -> None:
     lines = path.read_text().splitlines()
     assert all(json.loads(line) for line in lines)  # nothing glued onto the fragment
     assert [m["role"] for m in Conversation.load(path).messages] == ["user", "assistant", "user"]
+
+
+def test_segments_fixed_record_and_repairs_are_appended_never_rewritten(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    conv = Conversation(path)
+    conv.set_fixed("SYSTEM", {"AGENTS.md": "rules"})
+    conv.append({"role": "user", "content": [{"type": "text", "text": "old"}]})
+    conv.append({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "shell", "input": {}}]})
+    before = path.read_bytes()
+    conv.start_segment({"role": "user", "content": [{"type": "text", "text": "summary"}]})
+    conv.append({"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "shell", "input": {}}]})
+    assert path.read_bytes().startswith(before)  # the old segment is still there, byte for byte
+    loaded = Conversation.load(path)  # the unanswered call "u" is repaired: a record appended
+    assert loaded.fixed == {"system": "SYSTEM", "snapshot": {"AGENTS.md": "rules"}}
+    assert [m["role"] for m in loaded.messages] == ["user", "assistant", "user"]
+    assert loaded.messages[0]["content"][0]["text"] == "summary"
+    assert path.read_bytes().startswith(before) and b'"op": "repaired"' in path.read_bytes()
+    assert Conversation.load(path).messages == loaded.messages
