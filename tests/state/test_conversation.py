@@ -59,10 +59,14 @@ def test_segments_fixed_record_and_repairs_are_appended_never_rewritten(tmp_path
     conv = Conversation(path)
     conv.set_fixed("SYSTEM", {"AGENTS.md": "rules"})
     conv.append({"role": "user", "content": [{"type": "text", "text": "old"}]})
-    conv.append({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "shell", "input": {}}]})
+    conv.append(
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "shell", "input": {}}]}
+    )
     before = path.read_bytes()
     conv.start_segment({"role": "user", "content": [{"type": "text", "text": "summary"}]})
-    conv.append({"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "shell", "input": {}}]})
+    conv.append(
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "shell", "input": {}}]}
+    )
     assert path.read_bytes().startswith(before)  # the old segment is still there, byte for byte
     loaded = Conversation.load(path)  # the unanswered call "u" is repaired: a record appended
     assert loaded.fixed == {"system": "SYSTEM", "snapshot": {"AGENTS.md": "rules"}}
