@@ -147,6 +147,13 @@ class Error(Event):
 NoticeKind = Literal[
     "context_compacted",
     "reply_truncated",
+    "truncated_tool_call",
+    "truncated_reply",
+    "invalid_tool_input",
+    "empty_reply",
+    "pause_turn",
+    "refusal",
+    "prompt_too_long",
     "sandbox_unconfined",
     "dead_run_marked",
     "worktree_swept",

@@ -8,6 +8,7 @@
     Stop (BaseException)           ends the run
     ├── Completed                  session_complete was called                   run `completed`, exit 0
     ├── LimitReached               a budget or max_iterations                    run `limit`, exit 3
+    ├── Refused                    the model refused (stop_reason "refusal")     run `refused`, exit 4
     └── Interrupted                ctrl-c / SIGTERM / SIGHUP                     run `interrupted`, 128+signum
 
 They are not errors of the user's making (see `openbot.errors`, which maps every ending to an exit code).
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 # The statuses a session (metadata.json) and a run (run.json) are recorded with; docs/EVENTS.md.
-Status = Literal["running", "completed", "limit", "interrupted", "failed"]
+Status = Literal["running", "completed", "limit", "interrupted", "refused", "failed"]
 # What the bot asks session_complete to do with its branch; "none": nothing could be applied.
 Action = Literal["merge", "review", "discard"]
 ACTIONS: tuple[Action, ...] = ("merge", "review", "discard")
@@ -116,6 +117,20 @@ class LimitReached(Stop):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class Refused(Stop):
+    """The model refused (`stop_reason: "refusal"`): nothing from that reply ran and it was not kept.
+
+    The API's docs say to change the conversation before going on; a bot cannot rephrase its own task,
+    so the run ends: status `refused`, exit 4, the reason naming the category and the explanation."""
+
+    status = "refused"
+    exit_code = 4
+
+    def __init__(self, message: str, details: dict[str, object]) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 class Interrupted(Stop):

@@ -1,9 +1,16 @@
-"""Keeping a long run's conversation inside the model's context window.
+"""Keeping a long run's conversation inside the model's context window without editing its history.
 
-Before a model call would exceed ~80 % of the window, older tool outputs are replaced with short stubs
-saying where the full text is (the session's events.jsonl and output files). The system prompt, the
-current iteration's prompt and the most recent exchanges are kept whole. Stubbing is done in place and
-sticks, so the prompt prefix stays byte-stable (and cache-friendly) between compactions.
+The size that decides is the API's: the prompt tokens it counted for the last request (input + cache
+read + cache write) plus an estimate of what was appended since, against the model's real window
+(`max_input_tokens` from the Models API, or learnt from a "prompt is too long" 400).
+
+Compaction is append-only. Thinking blocks are valid only while everything before them is byte-identical,
+so nothing sent is ever changed: when the conversation passes TRIGGER of the window (or the API says it
+is too long), the model is asked — in a separate request with the run's fixed system prompt and tools —
+to summarise a transcript of the current segment, and a new segment starts with one user message: the
+iteration's prompt, the summary, and the latest tool results. The old segment stays in the run's
+conversation file, unchanged (`Conversation.start_segment`). A scripted model, or a summary that
+comes back unusable (refused, empty), gets a mechanical summary: the transcript's newest part.
 """
 
 from __future__ import annotations
@@ -11,11 +18,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
-CONTEXT_WINDOW = 200_000  # tokens; the Claude models openbot targets
+from openbot.agent.models.base import ModelBackend, ModelRequest, PromptTooLong, Usage
+from openbot.events import EventSink, Notice
+
+CONTEXT_WINDOW = 200_000  # tokens, until the Models API (or a 400) says otherwise
 TRIGGER = 0.8
-TARGET = 0.5
-KEEP_RECENT = 6  # messages at the end that are never stubbed
-STUB_MIN_CHARS = 400
+CHARS_PER_TOKEN = 3  # conservative, for sizing the transcript sent to be summarised
+TRANSCRIPT_SHARE = 0.4  # of the window, for that transcript
+RESULT_CHARS = 4_000  # of one tool result in the transcript
+CARRY_CHARS = 20_000  # of the latest tool results carried into the new segment, at most
+CARRY_SHARE = 0.1  # of the window, for those results
+MECHANICAL_CHARS = 12_000
+SUMMARY_ASK = (
+    "[openbot] This conversation is about to outgrow the model's context window, so it will be replaced "
+    "by your summary. Above is a transcript of it. Write that summary for yourself to continue from: the "
+    "task, what you did and found (files, commands, results, errors), decisions made, the current state "
+    "of the work, and the next steps. Be specific and complete; do not call tools."
+)
 
 
 def estimate_tokens(obj: Any) -> int:
@@ -25,24 +44,58 @@ def estimate_tokens(obj: Any) -> int:
     return len(text) // 4 + 1
 
 
-def _stub(block: dict[str, Any]) -> dict[str, Any] | None:
-    content = block.get("content")
-    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-    if len(text) < STUB_MIN_CHARS:
-        return None
-    stub = (
-        f"[{len(text):,} characters of earlier tool output elided to keep the context small; the full text "
-        f"is in this session's history (session_history tool, tool_use_id {block.get('tool_use_id')})]"
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
     )
-    return {**block, "content": stub}
+
+
+def _result_text(block: dict[str, Any], limit: int) -> str:
+    content = block.get("content")
+    text = content if isinstance(content, str) else _text(content) or json.dumps(content, ensure_ascii=False)
+    cut = f"\n[... {len(text) - limit:,} more characters]" if len(text) > limit else ""
+    return text[:limit] + cut
+
+
+def render(message: dict[str, Any]) -> str:
+    """One message as transcript text (thinking left out: it is the model's, not the work's)."""
+    lines = [f"## {message.get('role')}"]
+    content = message.get("content")
+    for b in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+        if b.get("type") == "text" and b.get("text"):
+            lines.append(b["text"])
+        elif b.get("type") == "tool_use":
+            lines.append(f"-> {b.get('name')} {json.dumps(b.get('input'), ensure_ascii=False)[:2000]}")
+        elif b.get("type") == "tool_result":
+            flag = " (error)" if b.get("is_error") else ""
+            lines.append(f"<- result{flag}:\n{_result_text(b, RESULT_CHARS)}")
+    return "\n".join(lines)
+
+
+def transcript(messages: list[dict[str, Any]], max_chars: int) -> str:
+    """The newest messages that fit in `max_chars`, oldest first, with a note when older ones were cut."""
+    parts: list[str] = []
+    used = 0
+    for msg in reversed(messages):
+        part = render(msg)
+        if parts and used + len(part) > max_chars:
+            parts.append(f"[... {len(messages) - len(parts)} earlier messages not shown]")
+            break
+        parts.append(part[-max_chars:])
+        used += len(part)
+    return "\n\n".join(reversed(parts))
 
 
 class ContextKeeper:
-    """Tracks the conversation's estimated size and compacts it in place when it grows too large."""
+    """Tracks the conversation's size as the API counts it and decides when to start a new segment."""
 
     def __init__(self, window: int = CONTEXT_WINDOW, fixed_tokens: int = 0) -> None:
         self.window = window
         self.fixed_tokens = fixed_tokens  # system prompt + tool definitions, until the API has counted
+        self.compactions = 0
+        self.largest_prompt = 0
         self._sizes: list[int] = []
         self._counted: tuple[int, int] | None = None  # (prompt tokens the API counted, messages sent)
 
@@ -50,9 +103,15 @@ class ContextKeeper:
         """Record the API's own count of the last request (input + cache read + cache write)."""
         if prompt_tokens > 0:
             self._counted = (prompt_tokens, messages_sent)
+            self.largest_prompt = max(self.largest_prompt, prompt_tokens)
 
-    def _measure(self, messages: list[dict[str, Any]]) -> int:
-        # Only the newest message can change in place; earlier sizes are cached.
+    def learn_window(self, maximum: int) -> None:
+        """The API said the window is `maximum` tokens (a "prompt is too long" 400)."""
+        if maximum > 0:
+            self.window = min(self.window, maximum) if self.window else maximum
+
+    def measure(self, messages: list[dict[str, Any]]) -> int:
+        # Only the newest message can change in place (user text joins it); earlier sizes are cached.
         del self._sizes[max(len(self._sizes) - 1, 0) :]
         self._sizes.extend(estimate_tokens(m) for m in messages[len(self._sizes) :])
         if self._counted is not None and self._counted[1] <= len(messages):
@@ -61,31 +120,81 @@ class ContextKeeper:
             return counted + sum(self._sizes[sent:])
         return self.fixed_tokens + sum(self._sizes)
 
-    def maybe_compact(self, messages: list[dict[str, Any]], keep_from: int) -> int:
-        """Stub old tool outputs if the estimate exceeds TRIGGER of the window; returns tokens saved.
+    def needs_compaction(self, messages: list[dict[str, Any]]) -> bool:
+        return len(messages) > 1 and self.measure(messages) > self.window * TRIGGER
 
-        `keep_from` is the index of the current iteration's prompt message: it is never stubbed."""
-        total = self._measure(messages)
-        if total <= self.window * TRIGGER:
-            return 0
-        saved = 0
-        last_stubbable = len(messages) - KEEP_RECENT
-        for i in range(last_stubbable):
-            if total - saved <= self.window * TARGET:
-                break
-            msg = messages[i]
-            if i == keep_from or msg["role"] != "user" or isinstance(msg["content"], str):
+    def reset(self) -> None:
+        """A new segment began: nothing the API counted describes it any more."""
+        self._sizes, self._counted = [], None
+
+
+def compact(
+    model: ModelBackend,
+    base: ModelRequest,
+    keeper: ContextKeeper,
+    keep_from: int,
+    sink: EventSink,
+) -> tuple[dict[str, Any], Usage]:
+    """Summarise `base.messages` and return (the first message of the new segment, the usage spent)."""
+    messages = base.messages
+    spent = Usage()
+    summary = ""
+    max_chars = int(keeper.window * TRANSCRIPT_SHARE * CHARS_PER_TOKEN)
+    if not model.model.startswith("scripted:"):
+        for _ in range(3):
+            ask = [{"type": "text", "text": f"{transcript(messages, max_chars)}\n\n{SUMMARY_ASK}"}]
+            request = ModelRequest(
+                base.system, base.tools, [{"role": "user", "content": ask}], base.max_tokens, base.deadline
+            )
+            try:
+                reply = model.complete(request, sink)
+            except PromptTooLong as e:
+                keeper.learn_window(e.maximum)
+                if isinstance(e.usage, Usage):
+                    spent.add(e.usage)
+                max_chars //= 2
                 continue
-            new_content, changed = [], False
-            for block in msg["content"]:
-                stub = _stub(block) if block.get("type") == "tool_result" else None
-                new_content.append(stub or block)
-                changed = changed or stub is not None
-            if changed:
-                messages[i] = {**msg, "content": new_content}
-                new_size = estimate_tokens(messages[i])
-                saved += self._sizes[i] - new_size
-                self._sizes[i] = new_size
-        if saved:
-            self._counted = None  # the API's count no longer describes these messages
-        return saved
+            spent.add(reply.usage)
+            if reply.stop_reason != "refusal" and not reply.defect:
+                summary = reply.text.strip()
+            break
+    how = "the model's summary" if summary else "a mechanical summary (the newest part of the transcript)"
+    if not summary:
+        summary = transcript(messages, MECHANICAL_CHARS)
+    carry = min(CARRY_CHARS, int(keeper.window * CARRY_SHARE * CHARS_PER_TOKEN))
+    first = _first_message(messages, keep_from, summary, carry)
+    keeper.compactions += 1
+    before = keeper.measure(messages)
+    sink.emit(
+        Notice(
+            kind="context_compacted",
+            message=f"the conversation (~{before:,} tokens) was summarised into a new segment ({how})",
+            data={"tokens_before": before, "summary_chars": len(summary), "compactions": keeper.compactions},
+        )
+    )
+    keeper.reset()
+    return first, spent
+
+
+def _first_message(
+    messages: list[dict[str, Any]], keep_from: int, summary: str, carry: int
+) -> dict[str, Any]:
+    """The new segment's only message: the iteration's prompt, the summary, the latest tool results."""
+    prompt = _text(messages[keep_from].get("content")) if 0 <= keep_from < len(messages) else ""
+    blocks = [{"type": "text", "text": prompt}] if prompt.strip() else []
+    blocks.append(
+        {
+            "type": "text",
+            "text": "[openbot] The conversation of this run so far was compacted to stay inside the context "
+            f"window. Your summary of it:\n\n{summary}",
+        }
+    )
+    last = messages[-1] if messages else {}
+    results = [b for b in last.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if last.get("role") == "user" and results:
+        share = max(200, carry // len(results))
+        carried = "\n\n".join(f"<- result:\n{_result_text(b, share)}" for b in results)
+        blocks.append(
+            {"type": "text", "text": f"[openbot] The results of your latest tool calls:\n\n{carried}"}
+        )
+    return {"role": "user", "content": blocks}

@@ -8,7 +8,8 @@
         text only                         kept, and the model is asked to continue
     refusal                               nothing in it runs, it is not kept; the run ends `refused` (exit 4)
     a defect (tool input not JSON)        nothing runs, not kept; the model is told and asked again
-    empty (only thinking, or nothing)     not kept; the model is asked again for text or a tool call
+    spent on thinking (no text, no call)  not kept; the model is asked again for text or a tool call
+    nothing at all, end_turn              the turn ends, as the API's docs describe such a reply
 
 A dropped reply was never part of the conversation, so nothing sent is edited. Consecutive re-asks are
 bounded (MAX_REASKS): a model that keeps failing ends its turn instead of looping.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from openbot.agent.models.base import ModelReply
+from openbot.events import NoticeKind
 
 MAX_REASKS = 3
 Action = Literal["run", "continue", "reask", "refused"]
@@ -30,7 +32,7 @@ class Verdict:
     action: Action
     keep: bool = True  # append the reply to the conversation
     note: str = ""  # for "reask": what the model is told
-    event: str = ""  # the Notice kind that records it
+    event: NoticeKind | None = None  # the Notice kind that records it
 
 
 def judge(reply: ModelReply) -> Verdict:
@@ -52,7 +54,7 @@ def judge(reply: ModelReply) -> Verdict:
     if reply.truncated and not reply.empty:
         note = f"[openbot] Your reply was cut off ({reply.stop_reason}). Continue where it stopped."
         return Verdict("reask", keep=True, note=note, event="truncated_reply")
-    if reply.empty and reply.stop_reason != "pause_turn":
+    if reply.empty and reply.content and reply.stop_reason != "pause_turn":
         note = (
             "[openbot] Your last reply had no text and no tool call. Continue the task: call a tool, or "
             "answer in text (call session_complete when the task is done)."

@@ -1,8 +1,10 @@
 """One agent turn: ask the model, run the tools it asked for, feed the results back — until it stops.
 
-Turn.run ── loop: step() = check limits → query the model → execute its tool calls
-            each stop is an exception (openbot.stops): EndTurn │ StepLimit │ Stuck end the turn here;
-            Completed │ LimitReached │ Interrupted end the run and propagate to the runner
+Turn.run ── loop: step() = check limits (+ compaction) → query the model → judge the reply → execute its
+            tool calls. What each stop reason leads to is openbot.agent.replies; compaction is append-only
+            (openbot.agent.context). Each stop is an exception (openbot.stops): EndTurn │ StepLimit │
+            Stuck end the turn here; Completed │ LimitReached │ Interrupted │ Refused end the run and
+            propagate to the runner
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openbot.agent.budget import Budget
-from openbot.agent.context import ContextKeeper
-from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, Usage
+from openbot.agent.context import ContextKeeper, compact
+from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, PromptTooLong, Usage
+from openbot.agent.replies import MAX_REASKS, Verdict, judge, refusal_text
 from openbot.agent.tools.base import Tool, ToolContext
 from openbot.agent.tools.registry import run_tool, tool_specs
 from openbot.errors import ModelError
@@ -29,7 +32,7 @@ from openbot.events import (
     UserInput,
 )
 from openbot.state.conversation import Conversation, not_run
-from openbot.stops import AbortTurn, Completed, EndTurn, StepLimit, Stuck, TurnEnded, TurnOutcome
+from openbot.stops import AbortTurn, Completed, EndTurn, Refused, StepLimit, Stuck, TurnEnded, TurnOutcome
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,17 @@ NUDGE = (
     "[openbot] You have used {used} of {limit} model calls allowed in this turn. Wrap up now: commit your "
     "work, save what you learned to memory, and call session_complete (or end your turn)."
 )
+
+
+TOO_LONG_RETRIES = 3  # compactions after "prompt is too long" before the error stands
+
+
+def _said(verdict: Verdict, reply: ModelReply) -> str:
+    if verdict.action == "refused":
+        return refusal_text(reply)
+    if verdict.action == "continue":
+        return "the API paused the turn; the model continues it"
+    return verdict.note.removeprefix("[openbot] ")
 
 
 def _signature(tool_uses: list[dict[str, Any]]) -> str:
@@ -79,6 +93,7 @@ class Turn:
         # Kept on the turn so the runner can record partial usage when the turn ends by an exception.
         self.result = TurnResult(outcome="end_turn", steps=0, usage=Usage())
         self._last_signature, self._repeats = "", 0
+        self._reasks = 0  # consecutive replies that could not be used (openbot.agent.replies)
 
     def run(self) -> TurnResult:
         self.ctx.sink.emit(TurnStarted(model=self.model.model))
@@ -94,7 +109,8 @@ class Turn:
     def step(self) -> None:
         self._check_limits()
         reply = self._query()
-        self._execute(reply)
+        if reply is not None:
+            self._execute(reply)
 
     def _check_limits(self) -> None:
         """Before every call: cancelled? over budget? Then typed input, the nudge at 80 %, compaction."""
@@ -107,37 +123,81 @@ class Turn:
             self.conversation.add_user_text(f"[message from the user, typed while you work]\n{line}")
         if steps and steps == int(max_steps * 0.8):
             self.conversation.add_user_text(NUDGE.format(used=steps, limit=max_steps))
-        saved = self.context.maybe_compact(self.conversation.messages, self.keep_from)
-        if saved:
-            self.ctx.sink.emit(
-                Notice(kind="context_compacted", message=f"elided old tool outputs (~{saved:,} tokens)")
-            )
+        if self.context.needs_compaction(self.conversation.messages):
+            self._compact()
 
-    def _query(self) -> ModelReply:
-        request = ModelRequest(
+    def _request(self) -> ModelRequest:
+        return ModelRequest(
             system=self.system,
             tools=tool_specs(self.tools),
             messages=self.conversation.messages,
             max_tokens=self.limits.max_tokens_per_call,
+            deadline=self.budget.deadline(),
         )
-        sent = len(request.messages)  # the list grows as the conversation does
-        try:
-            reply = self.model.complete(request, self.ctx.sink)
-        except ModelError as e:
-            if isinstance(e.usage, Usage):  # failed attempts that were billed still count
-                self._account(e.usage)
-            raise
+
+    def _compact(self) -> None:
+        """Start a new segment from the model's summary; nothing sent before is changed (context.py)."""
+        first, usage = compact(self.model, self._request(), self.context, self.keep_from, self.ctx.sink)
+        self._account(usage)
+        self.conversation.start_segment(first)
+        self.keep_from = 0
+
+    def _call(self) -> ModelReply:
+        """One model call; a "prompt is too long" answer compacts the conversation and retries."""
+        for attempt in range(1, TOO_LONG_RETRIES + 1):
+            request = self._request()
+            try:
+                return self.model.complete(request, self.ctx.sink)
+            except PromptTooLong as e:
+                if isinstance(e.usage, Usage):
+                    self._account(e.usage)
+                if attempt == TOO_LONG_RETRIES or len(request.messages) <= 1:
+                    raise
+                self.context.learn_window(e.maximum)
+                message = (
+                    f"the API said the prompt is too long ({e.tokens:,} > {e.maximum:,} tokens); compacting"
+                )
+                data = {"tokens": e.tokens, "maximum": e.maximum}
+                self.ctx.sink.emit(Notice(kind="prompt_too_long", message=message, data=data))
+                self._compact()
+            except ModelError as e:
+                if isinstance(e.usage, Usage):  # failed attempts that were billed still count
+                    self._account(e.usage)
+                raise
+        raise AssertionError("unreachable")
+
+    def _query(self) -> ModelReply | None:
+        """The reply whose tool calls may run, or None when it was dropped or is to be continued."""
+        reply = self._call()
+        sent = len(self.conversation.messages)
         self.result.steps += 1
         self._account(reply.usage)
-        u = reply.usage
-        self.context.observe(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens, sent)
-        if reply.content:  # an empty assistant message would make every later request invalid
+        self.context.observe(reply.usage.prompt_tokens, sent)
+        verdict = judge(reply)
+        if verdict.keep and reply.content:  # an empty assistant message would make later requests invalid
             self.conversation.append({"role": "assistant", "content": reply.content})
-        if reply.text:
+        if verdict.keep and reply.text:
             self.ctx.sink.emit(Message(text=reply.text))
             self.result.last_text = reply.text
             self.result.texts.append(reply.text)
-        return reply
+        if verdict.event:
+            data = {
+                "stop_reason": reply.stop_reason,
+                "stop_details": reply.stop_details,
+                "defect": reply.defect,
+            }
+            self.ctx.sink.emit(Notice(kind=verdict.event, message=_said(verdict, reply), data=data))
+        if verdict.action == "refused":
+            raise Refused(refusal_text(reply), reply.stop_details or {})
+        if verdict.action == "run":
+            self._reasks = 0
+            return reply
+        if verdict.action == "reask":
+            self._reasks += 1
+            if self._reasks > MAX_REASKS:
+                raise Stuck(f"{self._reasks} replies in a row could not be used ({verdict.event})")
+            self.conversation.add_user_text(verdict.note)
+        return None
 
     def _execute(self, reply: ModelReply) -> None:
         if not reply.tool_uses:

@@ -48,6 +48,18 @@ def run_command(
     ),  # noqa: UP045
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=0, help="Stop at this many tokens."),  # noqa: UP045
     max_minutes: float | None = typer.Option(None, "--max-minutes", min=0, help="Stop after this wall time."),  # noqa: UP045
+    max_output_tokens: int | None = typer.Option(
+        None, "--max-output-tokens", help="Output limit of one model call."
+    ),  # noqa: UP045
+    effort: Optional[str] = typer.Option(None, "--effort", help="low | medium | high | xhigh | max."),  # noqa: UP045
+    thinking: Optional[str] = typer.Option(None, "--thinking", help="off | adaptive | a budget in tokens."),  # noqa: UP045
+    cache_ttl: Optional[str] = typer.Option(None, "--cache-ttl", help="Prompt-cache TTL: auto | 5m | 1h."),  # noqa: UP045
+    api_patience_minutes: float | None = typer.Option(
+        None, "--api-patience-minutes", help="How long an unavailable API is waited out."
+    ),  # noqa: UP045
+    allow_unknown_price: bool = typer.Option(
+        False, "--allow-unknown-price", help="Let max_cost_usd start on a model whose price is unknown."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout at the end."),
     bot_source: Optional[str] = typer.Option(  # noqa: UP045
         None, "--bot-source", help="home | repo: which bot runs where both have the name (default: home)."
@@ -70,7 +82,16 @@ def run_command(
         raise UsageError("missing the bot name", hint="openbot run <bot> (see `openbot bots list`)")
     if bot and bot_opt and bot != bot_opt:
         raise UsageError(f"two different bots given: '{bot}' and '{bot_opt}'")
-    extra = {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens, "max_minutes": max_minutes}
+    extra = {
+        "max_cost_usd": max_cost_usd,
+        "max_tokens": max_tokens,
+        "max_minutes": max_minutes,
+        "max_output_tokens": max_output_tokens,
+        "effort": effort,
+        "thinking": thinking,
+        "cache_ttl": cache_ttl,
+        "api_patience_minutes": api_patience_minutes,
+    }
     req = RunRequest(
         bot=name,
         cwd=Path.cwd(),
@@ -86,6 +107,7 @@ def run_command(
         resume=resume,
         bot_source=bot_source,
         trust_repo_bots=trust_repo_bots,
+        allow_unknown_price=allow_unknown_price,
         extra_flags={k: v for k, v in extra.items() if v is not None},
     )
     plan = plan_run(req)  # every usage/config error surfaces here, before anything is created

@@ -18,7 +18,7 @@ from typing import Any
 from openbot.config import envrefs
 from openbot.errors import ConfigError
 
-ENDINGS = ("completed", "failed", "limit", "interrupted")
+ENDINGS = ("completed", "failed", "limit", "interrupted", "refused")
 _KEYS = ("url", "command", "on")
 
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openbot.agent.models import resolve_script
+from openbot.agent.models import parse_model, resolve_script
 from openbot.agent.models.base import ModelBackend
+from openbot.agent.models.catalog import ModelFacts, lookup
 from openbot.agent.models.registry import load_backend
 from openbot.config.botconfig import BotConfig, resolve
 from openbot.config.bots import BotRef, find_bot
@@ -45,6 +46,7 @@ class RunRequest:
     resume: str | None = None
     bot_source: str | None = None  # "home" | "repo": which of two same-named bots (default: the home one)
     trust_repo_bots: bool = False  # CI: trust the repository's committed bots and skills explicitly
+    allow_unknown_price: bool = False
     extra_flags: dict[str, Any] = field(default_factory=dict)  # budgets and later config-backed flags
 
 
@@ -68,6 +70,8 @@ class RunPlan:
     resume: RunRecord | None
     notices: list[str] = field(default_factory=list)  # said first: which bot runs and why, skipped skills
     repo_skills: bool = False  # the repository's .openbot/skills/ reach the prompt (trusted)
+    window: int | None = None  # the model's context window (Models API), None when unknown
+    warnings: list[str] = field(default_factory=list)  # said when the run starts (a deprecated model…)
 
 
 def plan_run(req: RunRequest) -> RunPlan:
@@ -83,7 +87,7 @@ def plan_run(req: RunRequest) -> RunPlan:
         _check_outside_a_repo(req.cwd, config.skip_git_check)
     # A script named on the command line is the current directory's; one in config.md the bot's.
     model = resolve_script(config.model, req.cwd if req.model else bot_file.path.parent)
-    backend = load_backend(model)  # a bad script or a missing API key fails now, not mid-run
+    backend, facts = _model(model, config, req.allow_unknown_price)
     project, resume = _project_and_resume(req, bot)
     use_worktree = repo is not None and not req.no_worktree and (resume is None or resume.use_worktree)
     if use_worktree and repo is not None:
@@ -114,6 +118,8 @@ def plan_run(req: RunRequest) -> RunPlan:
         resume=resume,
         notices=[n for n in [*notices, skipped] if n],
         repo_skills=repo_skills,
+        window=facts.max_input_tokens if facts else None,
+        warnings=_model_warnings(model, facts),
     )
 
 
@@ -138,6 +144,38 @@ def _check_outside_a_repo(cwd: Path, skip_git_check: bool) -> None:
             f"not inside a git repository: {cwd}",
             hint="cd into a repository, or pass --skip-git-check to work in this directory (no worktree)",
         )
+
+
+def _model(
+    model: str, config: BotConfig, allow_unknown_price: bool
+) -> tuple[ModelBackend, ModelFacts | None]:
+    """The backend with the config's knobs, and what the Models API says of the model (None: scripted).
+
+    A bad script or a missing API key fails first; then an unknown or retired model (exit 2), and a cost
+    limit that cannot be enforced because the model's price is unknown."""
+    backend = load_backend(model)
+    if parse_model(model).backend == "scripted":
+        return backend, None
+    from openbot.agent.models.params import options_from
+    from openbot.agent.models.pricing import known_price
+
+    facts = lookup(model)
+    if config.max_cost_usd and not known_price(model) and not allow_unknown_price:
+        raise UsageError(
+            f"max_cost_usd = {config.max_cost_usd:g} cannot be enforced: no known price for {model!r}",
+            hint="pass --allow-unknown-price to run with the cost unknown, or pick a priced model",
+        )
+    options = options_from(config, facts.max_tokens)
+    return load_backend(model, options, output_ceiling=facts.max_tokens), facts
+
+
+def _model_warnings(model: str, facts: ModelFacts | None) -> list[str]:
+    from openbot.agent.models.pricing import known_price
+
+    warnings = [facts.warning()] if facts is not None and facts.warning() else []
+    if not known_price(model):
+        warnings.append(f"no known price for model {model!r}: its cost is unknown and counted as $0")
+    return warnings
 
 
 def _project_and_resume(req: RunRequest, bot: BotRef) -> tuple[Project, RunRecord | None]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from openbot import paths
 from openbot.agent.budget import Budget
-from openbot.agent.context import ContextKeeper
+from openbot.agent.context import CONTEXT_WINDOW, ContextKeeper
 from openbot.agent.tools.base import ToolContext
 from openbot.agent.tools.registry import default_tools
 from openbot.config.skills import Skill, load_skills_checked
@@ -56,7 +56,7 @@ class Runner:
             model=GuardedModel(plan.backend, guard),
             tools=default_tools(config.command_timeout_secs),
             conversation=Conversation(rec.conversation_path, redactor.redact),
-            context=ContextKeeper(),
+            context=ContextKeeper(window=plan.window or CONTEXT_WINDOW),
             budget=budget,
             redactor=redactor,
             view=view,
@@ -137,6 +137,8 @@ class Runner:
             self.view.line(
                 "!! no iteration limit and no budget: this run goes on until the bot completes or ctrl-c"
             )
+        for warning in self.plan.warnings:
+            self.view.line(f"!! {warning}")
         paths.make_private_dir(rec.dir)
         self.run_log = EventLog(rec.dir / "events.jsonl", self.parts.redactor.redact)
         self.notices.sinks.insert(0, self.run_log)

@@ -19,7 +19,14 @@ from types import TracebackType
 from openbot.agent.budget import Budget
 from openbot.agent.context import ContextKeeper, estimate_tokens
 from openbot.agent.models.base import ModelBackend
-from openbot.agent.prompt import IterationState, PromptParts, iteration_prompt, system_prompt
+from openbot.agent.prompt import (
+    IterationState,
+    PromptParts,
+    changes_note,
+    instructions_snapshot,
+    iteration_prompt,
+    system_prompt,
+)
 from openbot.agent.tools.base import Tool, ToolContext
 from openbot.agent.turn import Turn, TurnLimits, TurnResult
 from openbot.config.skills import Skill
@@ -83,7 +90,9 @@ class Session:
     def open(self) -> None:
         p, plan, rec, ws = self.parts, self.parts.plan, self.parts.record, self.parts.workspace
         assert ws.sandbox is not None
-        self.system = system_prompt(PromptParts(plan.instructions, self.skills, ws.workdir, ws.skills_dir))
+        self.system, self.changes = self._system(
+            PromptParts(plan.instructions, self.skills, ws.workdir, ws.skills_dir)
+        )
         p.context.fixed_tokens = estimate_tokens(self.system) + estimate_tokens(
             [t.spec.to_api() for t in p.tools]
         )
@@ -125,6 +134,16 @@ class Session:
         p.conversation.add_user_text(iteration_prompt(self._state(meta, memory)))
         self.started = time.monotonic()
 
+    def _system(self, parts: PromptParts) -> tuple[str, str]:
+        """The run's system prompt, built once and kept for the whole run (resumes included: thinking
+        blocks are bound to it), and a note of the instructions that changed since it was built."""
+        conversation = self.parts.conversation
+        now = instructions_snapshot(parts)
+        if conversation.fixed is None:
+            conversation.set_fixed(system_prompt(parts), now)
+        assert conversation.fixed is not None
+        return conversation.fixed["system"], changes_note(conversation.fixed["snapshot"], now)
+
     def _state(self, meta: SessionMeta, memory: dict[str, str]) -> IterationState:
         p, rec, ws = self.parts, self.parts.record, self.parts.workspace
         return IterationState(
@@ -140,6 +159,7 @@ class Session:
             task=p.plan.task,
             iteration=self.number,
             max_iterations=p.plan.config.max_iterations,
+            changes=self.changes,
         )
 
     def turn(self) -> TurnResult:
@@ -150,7 +170,7 @@ class Session:
             tools=p.tools,
             conversation=p.conversation,
             ctx=self.ctx,
-            limits=TurnLimits(config.max_turn_steps, config.max_repeats),
+            limits=TurnLimits(config.max_turn_steps, config.max_repeats, config.max_output_tokens),
             budget=p.budget,
             context=p.context,
             keep_from=len(p.conversation.messages) - 1,

@@ -115,9 +115,14 @@ def test_links_to_openbots_environ_planted_by_the_agent_are_not_read(repo: Path)
     make_bot("b", script, config="max_iterations = 2")
     out = run_cli("run", "b", cwd=repo, env={"OPENBOT_CANARY": CANARY})
     assert out.returncode == 0, out.stderr
-    prompt = (sessions("b")[1] / "system_prompt.md").read_text()
+    prompt = (sessions("b")[1] / "system_prompt.md").read_text()  # the run's one system prompt
     assert CANARY not in prompt and "PATH=" not in prompt
-    assert "[openbot did not read AGENTS.md: refused to read: it is a symlink out of" in prompt
+    # what changed since the run started is told in the next iteration's prompt (the system prompt is
+    # fixed for the run): there, the planted link is named, not read
+    [conversation] = paths.bot_home("b").glob("workspaces/*/runs/*/conversation.jsonl")
+    said = conversation.read_text()
+    assert CANARY not in said and "PATH=" not in said
+    assert "[openbot did not read AGENTS.md: refused to read: it is a symlink out of" in said
     warnings = [line for line in out.stderr.splitlines() if "skipped invalid skill" in line]
     assert len(warnings) == 3 and all("symlink out of" in w for w in warnings)
 
@@ -177,7 +182,9 @@ def test_gigabyte_sparse_skill_and_agents_md_are_capped_not_read(repo: Path) -> 
     assert "huge.md" in warning and "larger than" in warning
     prompts = [s / "system_prompt.md" for s in sessions("b")]
     assert all(p.stat().st_size < 100_000 for p in prompts)
-    assert "[... AGENTS.md cut at" in prompts[1].read_text()
+    [conversation] = paths.bot_home("b").glob("workspaces/*/runs/*/conversation.jsonl")
+    assert conversation.stat().st_size < 200_000  # iteration 2's prompt tells the change, capped
+    assert "[... AGENTS.md cut at" in conversation.read_text()
 
 
 def test_a_huge_memory_note_is_refused_and_the_model_is_told(repo: Path) -> None:
@@ -203,7 +210,8 @@ def test_a_huge_memory_written_earlier_is_capped_in_the_prompt(repo: Path) -> No
     memory.write_text(json.dumps({"entries": {"small": "keep me", "big": "y" * 1_200_000, "after": "z"}}))
     assert run_cli("run", "b", cwd=repo).returncode == 0
     [conversation] = paths.bot_home("b").glob("workspaces/*/runs/*/conversation.jsonl")
-    first = json.loads(conversation.read_text().splitlines()[0])  # the iteration prompt, memory in it
+    records = [json.loads(line) for line in conversation.read_text().splitlines()]
+    first = next(r for r in records if "message" in r)  # the iteration prompt, memory in it
     assert "keep me" in json.dumps(first) and "cut at 4 kB" in json.dumps(first)
     assert conversation.stat().st_size < 100_000
 

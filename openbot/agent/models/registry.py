@@ -11,7 +11,10 @@ from openbot.agent.models import parse_model
 from openbot.agent.models.base import ModelBackend, ModelOptions
 
 
-def load_backend(model: str, options: ModelOptions | None = None) -> ModelBackend:
+def load_backend(
+    model: str, options: ModelOptions | None = None, output_ceiling: int | None = None
+) -> ModelBackend:
+    """The backend for `model`; `output_ceiling` is the model's largest max_tokens (Models API)."""
     name = parse_model(model)
     if name.script is not None:
         from openbot.agent.models.scripted import ScriptedModel
@@ -19,4 +22,8 @@ def load_backend(model: str, options: ModelOptions | None = None) -> ModelBacken
         return ScriptedModel.from_file(name.script)
     from openbot.agent.models.anthropic import AnthropicModel
 
+    if output_ceiling:
+        return AnthropicModel(
+            name.target, options=options or ModelOptions(), max_output_tokens=output_ceiling
+        )
     return AnthropicModel(name.target, options=options or ModelOptions())
