@@ -13,6 +13,7 @@ from openbot.cli.app import app
 from openbot.errors import UsageError
 
 if TYPE_CHECKING:
+    from openbot.run.plan import RunPlan
     from openbot.run.result import RunResult
     from openbot.views.live import LiveView
 
@@ -69,29 +70,22 @@ def run_command(
     ),
 ) -> None:
     """Run a bot: iterate agent sessions in an isolated worktree until it completes or a limit is hit."""
-    from openbot.run.inbox import Inbox
     from openbot.run.plan import RunRequest, plan_run
-    from openbot.run.runner import run
-    from openbot.run.signals import SignalGuard
-    from openbot.stops import Cancel
-    from openbot.views import ci_summary as ci
-    from openbot.views.live import make_view
 
     name = bot or bot_opt
     if not name:
         raise UsageError("missing the bot name", hint="openbot run <bot> (see `openbot bots list`)")
     if bot and bot_opt and bot != bot_opt:
         raise UsageError(f"two different bots given: '{bot}' and '{bot_opt}'")
-    extra = {
-        "max_cost_usd": max_cost_usd,
-        "max_tokens": max_tokens,
-        "max_minutes": max_minutes,
-        "max_output_tokens": max_output_tokens,
-        "effort": effort,
-        "thinking": thinking,
-        "cache_ttl": cache_ttl,
-        "api_patience_minutes": api_patience_minutes,
-    }
+    budgets = {"max_cost_usd": max_cost_usd, "max_tokens": max_tokens, "max_minutes": max_minutes}
+    extra = _given(
+        **budgets,
+        max_output_tokens=max_output_tokens,
+        effort=effort,
+        thinking=thinking,
+        cache_ttl=cache_ttl,
+        api_patience_minutes=api_patience_minutes,
+    )
     req = RunRequest(
         bot=name,
         cwd=Path.cwd(),
@@ -108,9 +102,20 @@ def run_command(
         bot_source=bot_source,
         trust_repo_bots=trust_repo_bots,
         allow_unknown_price=allow_unknown_price,
-        extra_flags={k: v for k, v in extra.items() if v is not None},
+        extra_flags=extra,
     )
-    plan = plan_run(req)  # every usage/config error surfaces here, before anything is created
+    _execute(plan_run(req), as_json)  # every usage/config error surfaces in plan_run, before anything exists
+
+
+def _execute(plan: RunPlan, as_json: bool) -> None:
+    """Run the planned run with the live view and the signal guard, report it, exit with its code."""
+    from openbot.run.inbox import Inbox
+    from openbot.run.runner import run
+    from openbot.run.signals import SignalGuard
+    from openbot.stops import Cancel
+    from openbot.views import ci_summary as ci
+    from openbot.views.live import make_view
+
     in_ci = ci.in_ci(os.environ)
     view = make_view(plan.redactor.redact, in_ci)
     cancel = Cancel()
@@ -151,3 +156,8 @@ def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
         summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
         if not write_step_summary(result.to_json(), os.environ) and summary_path:
             view.line(f"!! could not write the step summary to {summary_path}")
+
+
+def _given(**flags: object) -> dict[str, object]:
+    """The config-backed flags that were given (None: not on the command line)."""
+    return {k: v for k, v in flags.items() if v is not None}
