@@ -242,7 +242,9 @@ def _parse(r: Mapping[str, Any], kind: str) -> Entry:
         case "notice":
             return Happened("notice", _s(r, "kind"), _s(r, "message"), _map(r, "data"))
         case "retry":
-            return Happened("retry", _s(r, "cause"), f"retry {_i(r, 'attempt')} in {_n(r, 'wait_secs'):.1f}s")
+            wait = _n(r, "wait_secs")
+            when = f"in {wait:.1f}s" if wait else "at once"
+            return Happened("retry", _s(r, "cause"), f"re-sent {when} (retry {_i(r, 'attempt')})")
         case "token_count":
             return _spent(r)
         case "session_started" | "session_ended" | "turn_started" | "turn_completed" | "turn_aborted":

@@ -49,3 +49,15 @@ def test_rich_view_shows_the_current_step_and_redacts() -> None:
     assert view.activity == "running $ make test [REDACTED]"
     view.close()
     assert SECRET not in out.getvalue() and "hello [REDACTED]" in out.getvalue()
+
+
+def test_every_retry_is_a_line_saying_when_the_request_is_re_sent() -> None:
+    out = io.StringIO()
+    view = LiveView(out, redact, stream_text=False)
+    view.emit(ev.Retry(attempt=1, cause="unavailable: connection dropped", wait_secs=0))
+    view.emit(ev.Retry(attempt=2, cause="unavailable: connection dropped", wait_secs=1.0))
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "  ! model call failed (unavailable: connection dropped); re-sent at once (retry 1)",
+        "  ! model call failed (unavailable: connection dropped); re-sent in 1.0s (retry 2)",
+    ]

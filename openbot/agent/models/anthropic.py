@@ -3,7 +3,7 @@
 openbot does every retry itself (the SDK's own retries are off), so each wait honours `retry-after(-ms)`
 and `x-should-retry`, is an event, and fits the run's budgets (see `outage`). Errors after the
 response has started (a cut connection, an `event: error` frame, a stream ending without
-`message_stop`, silence longer than the read timeout) re-send the whole request. A partial reply is
+`message_stop`, silence longer than the read timeout) re-send the whole request, at once the first time. A partial reply is
 discarded: only a complete reply is returned, so no tool runs twice or from half a reply.
 
 Stop reasons (docs: "Stop reasons and fallback"): a reply cut at `max_tokens` (or by the context window)
@@ -133,7 +133,7 @@ class AnthropicModel:
                 raise
             return self._defect(billed, f"a tool call's input is not valid JSON: {e}")
         if message.stop_reason is None:
-            raise Outage("unavailable", "the stream ended before message_stop")
+            raise Outage("unavailable", "the stream ended before message_stop", at_once=True)
         bad = _bad_tool_json(tool_json)
         if bad and message.stop_reason not in TRUNCATED:  # a cut input is the truncation's, handled there
             return self._defect(billed, f"a tool call's input is not valid JSON: {bad}")
@@ -164,9 +164,13 @@ class AnthropicModel:
         if isinstance(e, anthropic.APIStatusError):
             return _classify_status(e, failed)
         if isinstance(e, anthropic.APITimeoutError | httpx2.TimeoutException):
-            return Outage("unavailable", "no data from the API within the read timeout (a stalled stream)")
+            return Outage(
+                "unavailable", "no data from the API within the read timeout (a stalled stream)", at_once=True
+            )
         if isinstance(e, anthropic.APIConnectionError | httpx2.TransportError):
-            return Outage("unavailable", f"connection dropped ({type(e).__name__}: {_scrub(str(e))})")
+            return Outage(
+                "unavailable", f"connection dropped ({type(e).__name__}: {_scrub(str(e))})", at_once=True
+            )
         raise e
 
 
@@ -191,11 +195,12 @@ def _classify_status(e: Any, failed: Usage) -> Outage:
             f"the API rejected the request ({where} {kind}): {message}{why}", usage=failed
         ) from None
     wait = retry_after(headers)
+    broken = status == 200  # an `event: error` frame in an accepted stream
     if kind == "overloaded_error" or status == 529:
-        return Outage("overloaded", f"{kind} {where}", wait)
+        return Outage("overloaded", f"{kind} {where}", wait, at_once=broken)
     if status == 429:
         return Outage("rate limited", f"HTTP 429 {kind}: {message}", wait)
-    return Outage("unavailable", f"server error {where} {kind}: {message}", wait)
+    return Outage("unavailable", f"server error {where} {kind}: {message}", wait, at_once=broken)
 
 
 def _bad_tool_json(streamed: dict[int, str]) -> str:

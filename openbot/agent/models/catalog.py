@@ -86,7 +86,8 @@ def lookup(model: str, client: Any = None) -> ModelFacts:
 def _ask(model: str, client: Any) -> ModelFacts:
     import anthropic
 
-    api = client or anthropic.Anthropic(max_retries=1, timeout=15)
+    # No retry hidden in the SDK: one try; when it fails the run goes on with the defaults.
+    api = client or anthropic.Anthropic(max_retries=0, timeout=15)
     try:
         info = api.models.retrieve(model)
     except anthropic.NotFoundError:

@@ -1,10 +1,12 @@
 """Waiting out an unavailable API within the run's budgets.
 
 Every failure a re-send may fix (429, 529, 5xx, 408/409, a cut or stalled stream, an `event: error`
-frame, a stream without `message_stop`) is an `Outage`. `Patience` waits between attempts with capped
-exponential backoff (1 s, 2 s, 4 s … 60 s), or exactly what the API asked for in `retry-after-ms` /
-`retry-after`, for up to `patience_secs` since the first failure of this call; every wait is a `Retry`
-event (shown in the live view). `x-should-retry: false` is obeyed at once. Waits never pass the
+frame, a stream without `message_stop`) is an `Outage`. A broken stream (`at_once`: the request was
+accepted, then the connection or the stream failed) is re-sent at once the first time, as a one-off
+network fault usually is; otherwise `Patience` waits between attempts with capped exponential backoff
+(1 s, 2 s, 4 s … 60 s), or exactly what the API asked for in `retry-after-ms` / `retry-after`, for up to
+`patience_secs` since the first failure of this call; every retry is a `Retry` event with its wait
+(0 for an immediate re-send), shown in the live view. `x-should-retry: false` is obeyed at once. Waits never pass the
 wall-time budget: at the deadline the run stops with `LimitReached` (exit 3), whatever the API does.
 """
 
@@ -31,6 +33,7 @@ class Outage(Exception):
     kind: str
     detail: str
     retry_after: float | None = None  # seconds the API asked for
+    at_once: bool = False  # a broken stream: the first re-send of the call goes at once, repeats back off
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.detail}"
@@ -75,6 +78,8 @@ class Patience:
         self.clock, self.sleep = clock, sleep
         self.first_failure: float | None = None
         self.attempt = 0
+        self.backoffs = 0  # waits that followed the backoff schedule (an immediate re-send is not one)
+        self.resent_at_once = False
 
     def remaining(self) -> float | None:
         """Seconds left before the wall-time budget (None: no budget). Raises once it has run out."""
@@ -91,9 +96,7 @@ class Patience:
         now = self.clock()
         if self.first_failure is None:
             self.first_failure = now
-        wait = outage.retry_after
-        if wait is None:
-            wait = min(BACKOFF_CAP_SECS, self.backoff_secs * 2 ** (self.attempt - 1))
+        wait = self._next_wait(outage)
         waited = now - self.first_failure
         out_of_attempts = self.max_attempts and self.attempt >= self.max_attempts
         if out_of_attempts or waited + wait > self.patience_secs:
@@ -108,7 +111,18 @@ class Patience:
         if left is not None and wait >= left:
             self.sleep(left)
             raise deadline_stop()
-        self.sleep(wait)
+        if wait > 0:
+            self.sleep(wait)
+
+
+    def _next_wait(self, outage: Outage) -> float:
+        if outage.retry_after is not None:
+            return outage.retry_after
+        if outage.at_once and not self.resent_at_once:
+            self.resent_at_once = True
+            return 0.0
+        self.backoffs += 1
+        return min(BACKOFF_CAP_SECS, self.backoff_secs * 2 ** (self.backoffs - 1))
 
 
 def _duration(secs: float) -> str:

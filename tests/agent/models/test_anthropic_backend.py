@@ -130,8 +130,17 @@ def test_a_broken_stream_is_resent_and_the_partial_reply_discarded(
     assert [b.get("id") for b in result.tool_uses] == ["toolu_ok"]
     assert result.text == "The whole answer."
     [retry] = retries(sink)
-    assert retry.attempt == 1 and cause in retry.cause and retry.wait_secs == pytest.approx(0.001)
+    assert retry.attempt == 1 and cause in retry.cause and retry.wait_secs == 0  # re-sent at once
     assert len(api.requests) == 2 and api.requests[0].raw == api.requests[1].raw
+    api.assert_done()
+
+
+def test_a_stream_broken_again_is_re_sent_with_backoff_each_retry_an_event(api: FakeAnthropic) -> None:
+    api.add(cut(), error_event("api_error"), cut(), reply("at last"))
+    sink = ListSink()
+    assert model().complete(request(), sink).text == "at last"
+    assert [(r.attempt, r.wait_secs) for r in retries(sink)] == [(1, 0), (2, 0.001), (3, 0.002)]
+    assert len(api.requests) == 4
     api.assert_done()
 
 

@@ -63,3 +63,22 @@ def test_a_wait_past_the_deadline_sleeps_to_the_deadline_then_stops() -> None:
     with pytest.raises(LimitReached) as info:
         p.wait(Outage("overloaded", "HTTP 529", retry_after=120), ListSink(), Usage())
     assert info.value.kind == "max_minutes" and clock.now == 1030.0
+
+
+def test_a_broken_stream_is_re_sent_at_once_and_backs_off_only_when_it_breaks_again() -> None:
+    clock, sink = Clock(), ListSink()
+    p = patience(clock)
+    for _ in range(4):
+        p.wait(Outage("unavailable", "connection dropped", at_once=True), sink, Usage())
+    assert [e.wait_secs for e in sink.events if isinstance(e, Retry)] == [0, 1, 2, 4]
+    assert [e.attempt for e in sink.events if isinstance(e, Retry)] == [1, 2, 3, 4]
+
+
+def test_an_http_error_after_an_immediate_re_send_continues_the_backoff() -> None:
+    clock, sink = Clock(), ListSink()
+    p = patience(clock)
+    p.wait(Outage("unavailable", "cut", at_once=True), sink, Usage())
+    p.wait(Outage("overloaded", "HTTP 529"), sink, Usage())
+    p.wait(Outage("unavailable", "cut", at_once=True), sink, Usage())
+    assert [e.wait_secs for e in sink.events if isinstance(e, Retry)] == [0, 1, 2]
+    assert clock.now == 1003.0
