@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -11,6 +12,8 @@ import typer
 
 from openbot.cli.app import app
 from openbot.errors import UsageError
+
+OUTPUTS = ("text", "json", "jsonl")
 
 if TYPE_CHECKING:
     from openbot.run.plan import RunPlan
@@ -62,6 +65,12 @@ def run_command(
         False, "--allow-unknown-price", help="Let max_cost_usd start on a model whose price is unknown."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary object on stdout at the end."),
+    output: str = typer.Option(
+        "text",
+        "--output",
+        "-o",
+        help="text | json | jsonl: jsonl streams every event on stdout as it happens (docs/EVENTS.md).",
+    ),
     bot_source: Optional[str] = typer.Option(  # noqa: UP045
         None, "--bot-source", help="home | repo: which bot runs where both have the name (default: home)."
     ),
@@ -104,10 +113,21 @@ def run_command(
         allow_unknown_price=allow_unknown_price,
         extra_flags=extra,
     )
-    _execute(plan_run(req), as_json)  # every usage/config error surfaces in plan_run, before anything exists
+    fmt = _output_format(output, as_json)
+    _execute(plan_run(req), fmt)  # every usage/config error surfaces in plan_run, before anything exists
 
 
-def _execute(plan: RunPlan, as_json: bool) -> None:
+def _output_format(output: str, as_json: bool) -> str:
+    if output not in OUTPUTS:
+        raise UsageError(f"--output {output!r} is not one of {', '.join(OUTPUTS)}")
+    if as_json and output == "jsonl":
+        raise UsageError(
+            "--json and --output jsonl both write stdout", hint="drop --json: the jsonl stream ends with it"
+        )
+    return "json" if as_json else output
+
+
+def _execute(plan: RunPlan, output: str) -> None:
     """Run the planned run with the live view and the signal guard, report it, exit with its code."""
     from openbot.run.inbox import Inbox
     from openbot.run.runner import run
@@ -115,9 +135,13 @@ def _execute(plan: RunPlan, as_json: bool) -> None:
     from openbot.stops import Cancel
     from openbot.views import ci_summary as ci
     from openbot.views.live import make_view
+    from openbot.views.live_jsonl import JsonlView
 
     in_ci = ci.in_ci(os.environ)
-    view = make_view(plan.redactor.redact, in_ci)
+    human = make_view(plan.redactor.redact, in_ci)
+    view: LiveView | JsonlView = human
+    if output == "jsonl":
+        view = JsonlView(human, sys.stdout.fileno(), plan.redactor.redact)
     cancel = Cancel()
     guard = SignalGuard(cancel)
     guard.install()
@@ -126,8 +150,10 @@ def _execute(plan: RunPlan, as_json: bool) -> None:
     finally:
         guard.restore()
         view.close()
-    _report(view, result, in_ci)
-    if as_json:
+    _report(human, result, in_ci)
+    if isinstance(view, JsonlView):
+        view.summary(result.to_json())
+    elif output == "json":
         typer.echo(json.dumps(result.to_json(), indent=2))
     raise typer.Exit(result.exit_code)
 

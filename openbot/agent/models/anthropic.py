@@ -3,8 +3,9 @@
 openbot does every retry itself (the SDK's own retries are off), so each wait honours `retry-after(-ms)`
 and `x-should-retry`, is an event, and fits the run's budgets (see `outage`). Errors after the
 response has started (a cut connection, an `event: error` frame, a stream ending without
-`message_stop`, silence longer than the read timeout) re-send the whole request, at once the first time. A partial reply is
-discarded: only a complete reply is returned, so no tool runs twice or from half a reply.
+`message_stop`, silence longer than the read timeout) re-send the whole request, at once the first time.
+A partial reply is discarded: only a complete reply is returned, so no tool runs twice or from half a
+reply.
 
 Stop reasons (docs: "Stop reasons and fallback"): a reply cut at `max_tokens` (or by the context window)
 that holds a tool call or nothing usable is asked again with twice the output limit, up to the model's

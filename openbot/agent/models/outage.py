@@ -6,8 +6,9 @@ accepted, then the connection or the stream failed) is re-sent at once the first
 network fault usually is; otherwise `Patience` waits between attempts with capped exponential backoff
 (1 s, 2 s, 4 s … 60 s), or exactly what the API asked for in `retry-after-ms` / `retry-after`, for up to
 `patience_secs` since the first failure of this call; every retry is a `Retry` event with its wait
-(0 for an immediate re-send), shown in the live view. `x-should-retry: false` is obeyed at once. Waits never pass the
-wall-time budget: at the deadline the run stops with `LimitReached` (exit 3), whatever the API does.
+(0 for an immediate re-send), shown in the live view. `x-should-retry: false` is obeyed at once. Waits
+never pass the wall-time budget: at the deadline the run stops with `LimitReached` (exit 3), whatever
+the API does.
 """
 
 from __future__ import annotations
@@ -114,7 +115,6 @@ class Patience:
         if wait > 0:
             self.sleep(wait)
 
-
     def _next_wait(self, outage: Outage) -> float:
         if outage.retry_after is not None:
             return outage.retry_after
@@ -122,7 +122,7 @@ class Patience:
             self.resent_at_once = True
             return 0.0
         self.backoffs += 1
-        return min(BACKOFF_CAP_SECS, self.backoff_secs * 2 ** (self.backoffs - 1))
+        return min(BACKOFF_CAP_SECS, self.backoff_secs * 2.0 ** (self.backoffs - 1))
 
 
 def _duration(secs: float) -> str:
