@@ -18,7 +18,6 @@ from typing import Any
 # and git-lfs's settings. Read from the user's whole config (global included): inside the sandbox the
 # agent's $HOME is a private one, where the user's ~/.gitconfig is not.
 CARRIED_PREFIXES = ("filter.", "lfs.")
-LFS_KEYS = ("filter.lfs.", "lfs.")
 
 
 def carried_config(user_config: Any) -> dict[str, str]:

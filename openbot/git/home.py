@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openbot.errors import GitError
+from openbot.git import lfs
 from openbot.git.carryover import carried_config
 from openbot.git.gitcmd import first_line, open_repo, rmtree, run_git, signature
+from openbot.git.runrepo import SETUP_EXCLUDES
 from openbot.git.runsdir import RunRepo, record_home_tip
 from openbot.git.wip import commit_wip
 
@@ -63,6 +65,8 @@ def bring_home(rr: RunRepo, wip_message: str) -> Homecoming:
             except GitError as e:
                 note = f"the run's commits could not be imported ({e.one_line()}); its files are kept"
                 tip = start
+            else:
+                note = _import_lfs(rr, start, tip)
         wip = None
         if rr.path.is_dir():
             sig = signature(open_repo(rr.common_dir))
@@ -83,6 +87,20 @@ def bring_home(rr: RunRepo, wip_message: str) -> Homecoming:
     finally:
         rmtree(rr.carrier)
     return Homecoming(branch, wip or tip, wip, note)
+
+
+def _import_lfs(rr: RunRepo, start: str, tip: str) -> str:
+    """The LFS objects the bot's commits point to, from the run's store into the user's (lfs.py)."""
+    store = rr.git_dir / "lfs"
+    if store.is_symlink() or not (store / "objects").is_dir() or not lfs.installed():
+        return ""
+    try:
+        lost = lfs.import_objects(rr.common_dir, store, lfs.pointers(rr.common_dir, start, tip))
+    except (GitError, OSError) as e:
+        return f"the LFS objects of the bot's commits could not be saved: {e}"
+    if not lost:
+        return ""
+    return f"{len(lost)} LFS object(s) the bot's commits point to were not in its store (e.g. {lost[0][:12]})"
 
 
 def read_tip(git_dir: Path, branch: str) -> str | None:
@@ -121,8 +139,8 @@ def _make_carrier(rr: RunRepo) -> None:
     (c / "HEAD").write_text(f"{rr.base_commit}\n", encoding="utf-8")
     (c / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n", encoding="utf-8")
     exclude = rr.common_dir / "info" / "exclude"  # the user's private ignores, as in their checkout
-    if exclude.is_file() and not exclude.is_symlink():
-        (c / "info" / "exclude").write_bytes(exclude.read_bytes())
+    mine = exclude.read_bytes() if exclude.is_file() and not exclude.is_symlink() else b""
+    (c / "info" / "exclude").write_bytes(mine + b"\n" + SETUP_EXCLUDES.encode())  # and the setup's .venv
 
 
 def _borrow(rr: RunRepo, *, run_objects: bool) -> None:

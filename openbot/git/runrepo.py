@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from openbot.errors import GitError, UsageError
-from openbot.git.carryover import LFS_KEYS, carried_config, config_text, copy_hooks
+from openbot.git import lfs
+from openbot.git.carryover import carried_config, config_text, copy_hooks
 from openbot.git.gitcmd import open_repo, run_git
 from openbot.git.repo import RepoInfo
 from openbot.git.runsdir import (
@@ -33,6 +34,10 @@ from openbot.git.runsdir import (
     write_owner,
 )
 
+# What openbot's setup step makes in the bot's checkout (openbot.run.setup: the virtualenv, an editable
+# install's metadata): the run repository's info/exclude lists it, so the agent's `git add -A` and the WIP
+# commit leave it out. Files a project tracks stay tracked (exclude rules apply to untracked files only).
+SETUP_EXCLUDES = "# openbot: made by the run's setup step, never committed\n/.venv/\n*.egg-info/\n"
 # Settings of the user's repository the agent's commits should keep (who commits, line endings).
 COPIED_CONFIG = ("user.name", "user.email", "core.autocrlf", "core.eol", "core.symlinks", "core.ignorecase")
 
@@ -117,7 +122,7 @@ def _make(rr: RunRepo, user: Any, tip: str = "") -> None:
         rr.path.mkdir()
         (rr.path / ".git").write_text(f"gitdir: {rr.git_dir}\n", encoding="utf-8")
         git = (f"--git-dir={rr.git_dir}", f"--work-tree={rr.path}")
-        run_git(rr.path, *git, "read-tree", "--reset", "-u", "HEAD")
+        run_git(rr.path, *git, *lfs.checkout_options(rr.common_dir), "read-tree", "--reset", "-u", "HEAD")
     except BaseException:
         empty_trash(detach(rr))
         raise
@@ -133,15 +138,22 @@ def _init_git_dir(rr: RunRepo, user: Any, commit: str) -> None:
     (g / "refs" / "heads" / rr.branch).write_text(f"{commit}\n", encoding="utf-8")
     (g / "HEAD").write_text(f"ref: refs/heads/{rr.branch}\n", encoding="utf-8")
     # The user's hooks and filter drivers (clean filters, git-lfs): the agent's commits run them, confined.
-    # Not git-lfs's: its filters would look for LFS objects in the run's repository (which has none) and
-    # reach for the network; the bot sees LFS files as pointers, and the WIP commit keeps them pointers.
-    carried = {k: v for k, v in carried_config(user.config).items() if not k.lower().startswith(LFS_KEYS)}
+    # git-lfs's driver only where git-lfs is installed, and none of the user's `lfs.*` settings: the run's
+    # LFS store is its own `lfs/` (lfs.py), and there is nowhere to download from.
+    with_lfs = lfs.installed()
+    carried = {
+        k: v
+        for k, v in carried_config(user.config).items()
+        if not k.lower().startswith("lfs.") and (with_lfs or not k.lower().startswith("filter.lfs."))
+    }
     (g / "config").write_text(_config(user) + config_text(carried), encoding="utf-8")
     copy_hooks(rr.common_dir, g, next((v for k, v in carried.items() if k.lower() == "core.hookspath"), None))
     for name in ("info/exclude", "shallow"):  # the user's private ignores; a shallow clone's boundary
         src = rr.common_dir / name
         if src.is_file() and not src.is_symlink():
             shutil.copyfile(src, g / name)
+    with open(g / "info" / "exclude", "a", encoding="utf-8") as f:
+        f.write(f"\n{SETUP_EXCLUDES}")
 
 
 def _config(user: Any) -> str:

@@ -92,6 +92,7 @@ def plan_run(req: RunRequest) -> RunPlan:
     use_worktree = repo is not None and not req.no_worktree and (resume is None or resume.use_worktree)
     if use_worktree and repo is not None:
         _check_repo(repo, resume)
+        preflight.check_lfs_objects(repo, resume)
     if resume is not None:
         _check_resumable(resume)
         preflight.check_conversation(resume.conversation_path)

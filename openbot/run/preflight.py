@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from openbot.config.botconfig import BotFile
     from openbot.config.bots import BotRef
     from openbot.git.repo import RepoInfo
+    from openbot.state.runstate import RunRecord
 
 MAX_SCAN_DIRS = 20_000  # a --skip-git-check directory larger than this is refused rather than half-checked
 
@@ -100,3 +101,22 @@ def check_conversation(path: Path) -> None:
     from openbot.state.conversation import check_file
 
     check_file(path)
+
+
+def check_lfs_objects(repo: RepoInfo, resume: RunRecord | None) -> None:
+    """A clone lacking LFS objects of the commit the bot starts from is refused before anything exists."""
+    from openbot.git import lfs
+    from openbot.git.gitcmd import run_git
+
+    start = "HEAD"
+    if resume is not None:
+        has = run_git(
+            repo.workdir,
+            "rev-parse",
+            "--verify",
+            "-q",
+            "refs/heads/" + resume.branch.removeprefix("refs/heads/"),
+            check=False,
+        )
+        start = has.stdout.strip() if has.returncode == 0 else resume.base_commit or "HEAD"
+    lfs.check_objects(repo.common_dir, repo.workdir, start)

@@ -112,3 +112,19 @@ def test_the_setup_cache_survives_runs_and_only_the_setup_may_write_it(repo: Pat
     agents = [c for c in commands("cached") if c["tool_use_id"] != "setup-1"]
     assert all(c["exit_code"] != 0 for c in agents)  # the agent's commands cannot write the cache
     assert "poisoned" not in (cache / "runs").read_text()
+
+
+def test_the_bots_own_git_add_all_leaves_out_what_the_setup_made(tmp_path: Path) -> None:
+    repo = python_project(tmp_path / "repo")
+    setup = SETUP.replace("]", ', "mkdir -p src/mypkg.egg-info && echo meta > src/mypkg.egg-info/PKG-INFO"]')
+    work = shell("echo change >> README.md && git add -A && git commit -qm all && git status --short")
+    make_bot("adder", [reply("", work), reply("", complete())], f"max_iterations = 1\n{setup}")
+    out = run_cli("run", "adder", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    ran = commands("adder")[-1]
+    assert ran["exit_code"] == 0 and str(ran["output"]).strip() == "", ran["output"]  # ignored, not pending
+    branch = json.loads(out.stdout)["branch"]
+    assert git(repo, "log", "-1", "--format=%s", branch) == "all"
+    tracked = git(repo, "ls-tree", "-r", "--name-only", branch).splitlines()
+    assert "README.md" in tracked and not [p for p in tracked if p.startswith(".venv/") or ".egg-info" in p]
+    assert not (repo / ".git" / "info" / "exclude").read_text().count("openbot")  # the user's is untouched
