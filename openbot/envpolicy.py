@@ -19,7 +19,7 @@ ALLOWED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_*", "TERM", "TZ", "TMP
 GIT_IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 # The model key is openbot's, not the agent's: with it a command could spend the user's money on its own
 # API calls, or leak it into a commit. Never passed, even when listed in env_passthrough.
-NEVER = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
+NEVER = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_ADMIN_KEY"})
 
 _SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(?:^|_)AUTH(?:_|$)", re.IGNORECASE)
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -1,9 +1,9 @@
 """Hiding secrets in everything openbot writes or shows: event lines, conversation files, the live view.
 
-Two sources: the values of secret-looking environment variables (ANTHROPIC_API_KEY and every name that
-`envpolicy.is_secret_name` flags), and the shapes of common API keys, which catch keys that never were in
-the environment (a token the agent found in a file). Both are precompiled regexes, run only on text
-that contains a literal secret or a key prefix, so redacting every event line stays cheap.
+Two sources: the values of secret-looking environment variables (the model keys in `envpolicy.NEVER` and
+every name that `envpolicy.is_secret_name` flags), and the shapes of common API keys, which catch keys
+that never were in the environment (a token the agent found in a file). Both are precompiled regexes, run
+only on text that contains a literal secret or a key prefix, so redacting every event line stays cheap.
 """
 
 from __future__ import annotations

@@ -181,8 +181,27 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
     _check_env_passthrough(values.get("env_passthrough", []), source)
     _check_thinking(values.get("thinking", ""), source)
     _check_shipped_skills(values.get("shipped_skills", []), source)
+    _check_endpoint(values, source)
     _check_integrations(values, source)
     return BotConfig(**values)
+
+
+def _check_endpoint(values: dict[str, Any], source: str) -> None:
+    """`base_url` is an http(s) URL; the variable `api_key_env` names is a model key, never the agent's."""
+    url = values.get("base_url", "")
+    if url and not url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"{source}: key 'base_url' is {toml_value(url)}, which is not an http:// or https:// URL",
+            hint='e.g. base_url = "http://localhost:11434/v1"',
+        )
+    var = values.get("api_key_env", "")
+    for entry in values.get("env_passthrough", []) if var else []:
+        if entry == var or (entry.endswith("*") and var.startswith(entry[:-1])):
+            raise ConfigError(
+                f"{source}: key 'env_passthrough' entry {toml_value(entry)} would pass {var}, the model key "
+                "api_key_env names; the agent's commands never get it",
+                hint=f"remove {toml_value(entry)} from env_passthrough (or list other names exactly)",
+            )
 
 
 def _check_integrations(values: dict[str, Any], source: str) -> None:

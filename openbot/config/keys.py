@@ -49,7 +49,11 @@ def _f(default: Any, doc: str, choices: tuple[str, ...] = (), allowed: Range = N
 @dataclass(frozen=True)
 class BotConfig:
     description: str = _f("", "One line shown by `openbot bots list`.")
-    model: str = _f(DEFAULT_MODEL, "A Claude model name, or `scripted:<path>` to replay a script offline.")
+    model: str = _f(
+        DEFAULT_MODEL,
+        "claude-*, openai:<model>, ollama:<model>, openai-compatible:<model>… (docs/MODELS.md), or "
+        "scripted:<path> to replay a script offline.",
+    )
     max_iterations: int = _f(10, "Iterations (sessions) per run; 0 means unlimited.")
     # The upper bounds keep time.sleep and subprocess timeouts from overflowing (~292 years is their limit).
     sleep_secs: float = _f(
@@ -101,6 +105,14 @@ class BotConfig:
         "Silence on a model stream longer than this is a stall (the call is re-sent).",
         allowed=Range(1, high=3600),
     )
+    # OpenAI and OpenAI-compatible servers (openbot.agent.models.openai_endpoint; docs/MODELS.md).
+    base_url: str = _f(
+        "", "The OpenAI or compatible server's URL, e.g. http://gpu:8000/v1 (else OPENAI_BASE_URL)."
+    )
+    api_key_env: str = _f("", "Env variable holding that server's key (openai: models use OPENAI_API_KEY).")
+    context_window: int = _f(0, "The model's window in tokens when its server does not say; 0 = default.")
+    price_input_per_mtok: float = _f(0.0, "USD per million input tokens on an OpenAI-compatible server.")
+    price_output_per_mtok: float = _f(0.0, "USD per million output tokens on an OpenAI-compatible server.")
     # MCP servers and notifications: tables checked by config/mcp.py and config/notify.py (docs/MCP.md).
     mcp_servers: dict[str, Any] = _f({}, "MCP servers whose tools the bot may use: [mcp_servers.<name>].")
     notify: list[dict[str, Any]] = _f([], "Where to report how a run ended: [[notify]] with url or command.")

@@ -111,7 +111,9 @@ def plan_run(req: RunRequest) -> RunPlan:
         model=model,
         backend=backend,
         memory=memory,
-        redactor=Redactor.from_env(os.environ, also=secret_values(config, os.environ)),
+        redactor=Redactor.from_env(
+            os.environ, also=[*secret_values(config, os.environ), *_model_key(config)]
+        ),
         project=project,
         repo=repo,
         use_worktree=use_worktree,
@@ -150,24 +152,38 @@ def _check_outside_a_repo(cwd: Path, skip_git_check: bool) -> None:
 def _model(
     model: str, config: BotConfig, allow_unknown_price: bool
 ) -> tuple[ModelBackend, ModelFacts | None]:
-    """The backend with the config's knobs, and what the Models API says of the model (None: scripted).
+    """The backend with the config's knobs, and what the Models API (or the OpenAI-compatible server's
+    model listing) says of the model (None: scripted).
 
     A bad script or a missing API key fails first; then an unknown or retired model (exit 2), and a cost
     limit that cannot be enforced because the model's price is unknown."""
-    backend = load_backend(model)
-    if parse_model(model).backend == "scripted":
+    name = parse_model(model)
+    backend = load_backend(model, config=config)
+    if name.backend == "scripted":
         return backend, None
     from openbot.agent.models.params import options_from
     from openbot.agent.models.pricing import known_price
 
-    facts = lookup(model)
+    if name.is_openai:
+        from openbot.agent.models import openai_catalog
+        from openbot.agent.models.openai_endpoint import endpoint_for
+
+        facts = openai_catalog.lookup(name, endpoint_for(name, config))
+    else:
+        facts = lookup(model)
     if config.max_cost_usd and not known_price(model) and not allow_unknown_price:
         raise UsageError(
             f"max_cost_usd = {config.max_cost_usd:g} cannot be enforced: no known price for {model!r}",
             hint="pass --allow-unknown-price to run with the cost unknown, or pick a priced model",
         )
     options = options_from(config, facts.max_tokens)
-    return load_backend(model, options, output_ceiling=facts.max_tokens), facts
+    return load_backend(model, options, output_ceiling=facts.max_tokens, config=config), facts
+
+
+def _model_key(config: BotConfig) -> list[str]:
+    """The key `api_key_env` names, whatever its name looks like: hidden wherever it would appear."""
+    value = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
+    return [value] if value else []
 
 
 def _model_warnings(model: str, facts: ModelFacts | None) -> list[str]:

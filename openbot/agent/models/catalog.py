@@ -28,9 +28,12 @@ class ModelFacts:
     deprecated_at: str | None = None
     retires_at: str | None = None
     known: bool = True  # False: the lookup could not be made (no facts)
+    note: str = ""  # a line for the user about the lookup itself (an OpenAI-compatible server not answering)
 
     def warning(self) -> str:
         """A line for the user when the model is on its way out, else ""."""
+        if self.note:
+            return self.note
         if self.lifecycle != "deprecated":
             return ""
         since = f" since {self.deprecated_at[:10]}" if self.deprecated_at else ""

@@ -1,0 +1,116 @@
+"""The OpenAI-SDK backend: `openai:` models on the Responses API, other servers on Chat Completions.
+
+The same call discipline as `anthropic.AnthropicModel`: the SDK's retries are off and openbot waits out
+outages itself (`outage.Patience`: every wait an event, within `api_patience_minutes` and the budgets);
+a broken stream re-sends the whole request and its partial reply is discarded, so no tool runs from half
+a reply; a reply cut at the output limit holding a tool call is asked again with twice the limit; tool
+arguments that are not a JSON object come back as a `defect` (the turn re-asks). One streamed call per
+attempt is `openai_responses` or `openai_chat`; errors are judged by `openai_errors`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from openbot.agent.models import ModelName
+from openbot.agent.models.base import ModelOptions, ModelReply, ModelRequest, Usage
+from openbot.agent.models.openai_endpoint import Endpoint
+from openbot.agent.models.openai_errors import classify
+from openbot.agent.models.outage import Patience
+from openbot.agent.models.pricing import price_usage
+from openbot.events import EventSink, Notice
+
+OUTPUT_CEILING = 128_000  # the largest max output tokens a retry asks for, unless the model allows less
+
+
+class OpenAIModel:
+    def __init__(
+        self,
+        name: ModelName,
+        endpoint: Endpoint,
+        *,
+        options: ModelOptions | None = None,
+        max_attempts: int = 0,
+        backoff_secs: float = 1.0,
+        max_output_tokens: int = OUTPUT_CEILING,
+    ) -> None:
+        self.name = name
+        self.model = str(name)
+        self.endpoint = endpoint
+        self.options = options or ModelOptions()
+        self.max_attempts = max_attempts
+        self.backoff_secs = backoff_secs
+        self.output_ceiling = max_output_tokens
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self.endpoint.client()
+        return self._client
+
+    def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
+        """The reply to `request`; a truncated reply holding a tool call is asked again with more room."""
+        spent = Usage()
+        limit = min(request.max_tokens, self.output_ceiling)
+        while True:
+            reply = self._complete_once(request, limit, sink)
+            spent.add(reply.usage)
+            bigger = min(limit * 2, self.output_ceiling)
+            if not (reply.truncated and (reply.tool_uses or reply.empty) and bigger > limit):
+                reply.usage = spent
+                return reply
+            sink.emit(
+                Notice(
+                    kind="reply_truncated",
+                    message=f"the reply was cut at {limit:,} output tokens ({reply.stop_reason}) with an "
+                    f"unfinished tool call; nothing in it was run; asking again with {bigger:,}",
+                    data={"max_tokens": limit, "retry_max_tokens": bigger, "stop_reason": reply.stop_reason},
+                )
+            )
+            limit = bigger
+
+    def _complete_once(self, request: ModelRequest, max_tokens: int, sink: EventSink) -> ModelReply:
+        request = replace(request, max_tokens=max_tokens)
+        failed = Usage()  # billed by attempts that broke mid-stream
+        patience = Patience(
+            self.options.patience_secs,
+            request.deadline,
+            max_attempts=self.max_attempts,
+            backoff_secs=self.backoff_secs,
+        )
+        while True:
+            billed = Usage()
+            try:
+                reply = self._attempt(request, sink, billed, patience)
+            except Exception as e:
+                failed.add(self.priced(billed))
+                outage = classify(e, failed, self.endpoint.shown_url, self.endpoint.key_var)
+                patience.wait(outage, sink, failed)
+                continue
+            reply.usage = self.priced(reply.usage)
+            reply.usage.add(failed)
+            return reply
+
+    def _attempt(
+        self, request: ModelRequest, sink: EventSink, billed: Usage, patience: Patience
+    ) -> ModelReply:
+        left = patience.remaining()
+        read = self.options.read_timeout_secs
+        timeout = read if left is None else min(read, left)
+        if self.endpoint.protocol == "responses":
+            from openbot.agent.models.openai_responses import stream_reply
+        else:
+            from openbot.agent.models.openai_chat import stream_reply
+        return stream_reply(self, request, sink, billed, patience, timeout)
+
+    def priced(self, usage: Usage) -> Usage:
+        """`usage` with its cost: the pricing table for openai:, the config's prices (or 0) elsewhere."""
+        if self.name.backend == "openai":
+            return price_usage(self.name.target, usage)
+        per_token_in, per_token_out = self.endpoint.price_input / 1e6, self.endpoint.price_output / 1e6
+        cost = (
+            usage.input_tokens + usage.cache_read_tokens
+        ) * per_token_in + usage.output_tokens * per_token_out
+        return replace(usage, cost_usd=cost, cost_known=True)

@@ -1,0 +1,80 @@
+"""What an OpenAI or OpenAI-compatible server says about a model, as `catalog.ModelFacts`, at plan time.
+
+`openai:` models: `GET /models/{id}` (unknown → exit 2); OpenAI's listing gives no window, so the
+window and output ceiling come from WINDOWS (source: OpenAI's model pages, as read 2025-12; a model no
+row prefixes gets the config's `context_window` or the default). Other servers: `GET /models` must list
+the model (Ollama lists `name:latest` for `name`); a window the server states in its listing (vLLM's
+`max_model_len`, LM Studio's `max_context_length`, OpenRouter's `context_length`) wins over the
+config's `context_window`, which wins over WINDOWS, which wins over DEFAULT_WINDOW. An unreachable
+server is not an error here (the run's calls wait it out, as on the Anthropic path) but a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openbot.agent.models import ModelName
+from openbot.agent.models.catalog import ModelFacts
+from openbot.agent.models.openai_endpoint import DEFAULT_WINDOW, Endpoint
+from openbot.errors import UsageError
+
+# (input window, largest output) by longest name prefix; OpenAI's model pages, as read 2025-12.
+WINDOWS: dict[str, tuple[int, int]] = {
+    "gpt-5": (272_000, 128_000),  # 400k total: 272k in + 128k out (gpt-5, 5.1, 5.2, codex variants)
+    "gpt-4.1": (1_047_576, 32_768),
+    "gpt-4o": (128_000, 16_384),
+    "o1": (200_000, 100_000),
+    "o3": (200_000, 100_000),
+    "o4-mini": (200_000, 100_000),
+    "codex-mini": (200_000, 100_000),
+}
+WINDOW_FIELDS = ("max_model_len", "max_context_length", "context_length", "context_window")
+
+
+def known_window(target: str) -> tuple[int, int] | None:
+    key = max((k for k in WINDOWS if target.startswith(k)), key=len, default="")
+    return WINDOWS[key] if key else None
+
+
+def lookup(name: ModelName, endpoint: Endpoint, client: Any = None) -> ModelFacts:
+    """The model's facts; UsageError (exit 2) when the server answers but does not know the model."""
+    import openai
+
+    api = client or endpoint.client(max_retries=1, timeout=15)
+    try:
+        if name.backend == "openai":
+            listed = api.models.retrieve(name.target).model_dump()
+        else:
+            listed = _find(name, endpoint, [m.model_dump() for m in api.models.list()])
+    except openai.NotFoundError:
+        raise UsageError(
+            f"unknown model {name.target!r}: {endpoint.shown_url} does not know it",
+            hint="check the model name in config.md or --model",
+        ) from None
+    except (openai.APIConnectionError, openai.APIStatusError) as e:
+        note = f"{endpoint.shown_url} did not answer at start ({type(e).__name__}); the run waits for it"
+        return ModelFacts(str(name), max_input_tokens=_window(name, endpoint, {}), known=False, note=note)
+    known = known_window(name.target) if name.backend == "openai" else None
+    ceiling = known[1] if known else None
+    return ModelFacts(str(name), max_input_tokens=_window(name, endpoint, listed), max_tokens=ceiling)
+
+
+def _find(name: ModelName, endpoint: Endpoint, models: list[dict[str, Any]]) -> dict[str, Any]:
+    for entry in models:
+        if entry.get("id") in (name.target, f"{name.target}:latest"):
+            return entry
+    shown = ", ".join(str(m.get("id")) for m in models[:8]) or "none"
+    pull = f" (ollama pull {name.target})" if name.server == "ollama" else ""
+    raise UsageError(
+        f"model {name.target!r} is not served by {endpoint.shown_url}{pull}",
+        hint=f"the server lists: {shown}",
+    )
+
+
+def _window(name: ModelName, endpoint: Endpoint, listed: dict[str, Any]) -> int:
+    for key in WINDOW_FIELDS:
+        value = listed.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    known = known_window(name.target) if name.backend == "openai" else None
+    return endpoint.context_window or (known[0] if known else DEFAULT_WINDOW)

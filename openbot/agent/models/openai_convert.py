@@ -1,0 +1,145 @@
+"""The stored conversation (Anthropic Messages format) as the OpenAI wire protocols want it, and back.
+
+    stored block                         Responses input item              Chat Completions message
+    user text                            {"role": "user", content}         {"role": "user", content}
+    tool_result                          function_call_output              {"role": "tool", tool_call_id}
+    assistant text                       {"role": "assistant", content}    assistant content
+    tool_use                             function_call (call_id = id)      assistant tool_calls[]
+    openai_reasoning {"item": {...}}     the reasoning item, as received   (left out)
+    thinking / redacted_thinking         (left out: Claude's)              (left out)
+
+`openai_reasoning` is openbot's own block: a Responses reasoning item kept in the conversation exactly as
+it came (with its `encrypted_content`) so it goes back with the function calls it led to — the API
+requires that, and with `store: false` nothing else remembers it — and so a resumed run sends it again.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from openbot.agent.models.base import ToolSpec
+
+REASONING = "openai_reasoning"
+
+
+def _text_of(content: Any) -> str:
+    """A tool_result's content (a string, or text blocks) as one string."""
+    if isinstance(content, str):
+        return content
+    parts = [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+    return "\n".join(p for p in parts if p)
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or [] if isinstance(b, dict)]
+
+
+def _result_output(block: dict[str, Any]) -> str:
+    text = _text_of(block.get("content")) or "(no output)"
+    return f"[error] {text}" if block.get("is_error") else text
+
+
+def _arguments(block: dict[str, Any]) -> str:
+    return json.dumps(block.get("input") or {}, ensure_ascii=False)
+
+
+def responses_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Responses API `input` for the stored messages (system goes in `instructions`)."""
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        for block in _blocks(message):
+            kind = block.get("type")
+            if kind == "text" and block.get("text"):
+                item: dict[str, Any] = {"role": role, "content": block["text"]}
+                if role == "assistant":
+                    item = {"type": "message", **item}
+                    if block.get("openai_phase"):
+                        item["phase"] = block["openai_phase"]
+                items.append(item)
+            elif kind == "tool_result":
+                call_id = block["tool_use_id"]
+                items.append(
+                    {"type": "function_call_output", "call_id": call_id, "output": _result_output(block)}
+                )
+            elif kind == "tool_use":
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": block["id"],
+                        "name": block["name"],
+                        "arguments": _arguments(block),
+                    }
+                )
+            elif kind == REASONING and isinstance(block.get("item"), dict):
+                items.append(dict(block["item"]))
+    return items
+
+
+def chat_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Chat Completions `messages`: tool results first (they answer the previous assistant turn)."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        blocks = _blocks(message)
+        text = "\n".join(b["text"] for b in blocks if b.get("type") == "text" and b.get("text"))
+        if message.get("role") == "assistant":
+            calls = [
+                {
+                    "id": b["id"],
+                    "type": "function",
+                    "function": {"name": b["name"], "arguments": _arguments(b)},
+                }
+                for b in blocks
+                if b.get("type") == "tool_use"
+            ]
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            if text or calls:
+                out.append(entry)
+            continue
+        for b in blocks:
+            if b.get("type") == "tool_result":
+                out.append({"role": "tool", "tool_call_id": b["tool_use_id"], "content": _result_output(b)})
+        if text:
+            out.append({"role": "user", "content": text})
+    return out
+
+
+def responses_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    # strict stays off: openbot's schemas have optional properties, which strict mode forbids.
+    return [
+        {
+            "type": "function",
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.input_schema,
+            "strict": False,
+        }
+        for t in tools
+    ]
+
+
+def chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+        }
+        for t in tools
+    ]
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any], str]:
+    """(the input, "") for a call's arguments, or ({}, why) when they are not a JSON object."""
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except ValueError as e:
+        return {}, f"{e}: {raw[:200]}"
+    if not isinstance(value, dict):
+        return {}, f"not a JSON object: {raw[:200]}"
+    return value, ""
