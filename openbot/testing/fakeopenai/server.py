@@ -29,7 +29,7 @@ Item = Reply | HttpError
 @dataclass
 class Recorded:
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names in lower case
     body: dict[str, Any]
 
 
@@ -103,6 +103,10 @@ class FakeOpenAI:
         head = canon([body.get("model"), body.get("instructions"), body.get("tools")])
         return [head, *(canon(i) for i in body.get("input") or body.get("messages") or [])]
 
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        """The fake tokenizer: characters of the canonical request / 4."""
+        return sum(len(seg) + 1 for seg in self.segments(body)) // 4
+
     def simulate_usage(self, body: dict[str, Any]) -> tuple[int, int]:
         """(prompt tokens, cached tokens): characters / 4, and the longest prefix of items seen before
         (OpenAI caches prefixes automatically; the 1024-token minimum is not simulated)."""
@@ -139,7 +143,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        self.api.requests.append(Recorded(self.path, dict(self.headers.items()), {}))
+        self.api.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, {}))
         self.close_connection = True
         path = self.path.split("?")[0]
         if path == "/v1/models":
@@ -154,7 +158,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         body = json.loads(raw or b"{}")
-        self.api.requests.append(Recorded(self.path, dict(self.headers.items()), body))
+        self.api.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
         self.close_connection = True
         path = self.path.split("?")[0]
         if path not in ("/v1/responses", "/v1/chat/completions"):
@@ -187,7 +191,7 @@ class _Handler(BaseHTTPRequestHandler):
         if problem:
             return HttpError(400, "invalid_request_error", problem, {"x-should-retry": "false"})
         window = self.api.window_of(model)
-        size = self.api.simulate_usage(body)[0] if window else 0
+        size = self.api.prompt_tokens(body) if window else 0
         if window and size > window:
             return too_long(window, size)
         return None

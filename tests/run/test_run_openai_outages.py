@@ -1,0 +1,85 @@
+"""Outages and budgets on the OpenAI-SDK backend through the real CLI: the same waits, events and exit
+codes as the Anthropic path (tests/run/test_run_runtime.py), in both wire protocols."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from openbot.testing.fakeopenai import (
+    FakeOpenAI,
+    Reply,
+    cut,
+    error_event,
+    overloaded,
+    rate_limited,
+    reply,
+    stall,
+)
+from tests.helpers import events, sessions
+from tests.run.test_run_openai import bot, complete, run, shell
+
+MODELS = {"responses": "openai:gpt-5.1", "chat": "openai-compatible:coder"}
+
+
+@pytest.mark.parametrize("protocol", ["responses", "chat"])
+def test_429s_529s_a_cut_and_a_stall_are_waited_out_and_the_run_completes(repo: Path, protocol: str) -> None:
+    episode = [
+        rate_limited("0.02"),
+        overloaded(20),
+        rate_limited("0.02"),
+        error_event(),
+        cut(),
+        stall(secs=4),
+    ]
+    with FakeOpenAI([*episode, reply("", [complete()])], models={"gpt-5.1": {}, "coder": {}}) as api:
+        bot("patient", MODELS[protocol], "stall_timeout_secs = 1")
+        code, result, stderr = run(api, repo, "patient")
+        api.assert_done()
+    assert code == 0 and result["status"] == "completed", stderr
+    [session] = sessions("patient")
+    retries = [e for e in events(session) if e["type"] == "retry"]
+    assert len(retries) == len(episode)
+    assert [r["wait_secs"] for r in retries[:3]] == [0.02, 0.02, 0.02]  # retry-after and retry-after-ms
+    assert "rate limited" in retries[0]["cause"] and "overloaded" in retries[1]["cause"]
+    assert "stalled" in retries[-1]["cause"]
+    assert not [e for e in events(session) if e["type"] == "command"]  # no partial reply's call ran
+
+
+@pytest.mark.parametrize("protocol", ["responses", "chat"])
+def test_a_token_budget_stops_the_run_with_exit_3(repo: Path, protocol: str) -> None:
+    script: list[Reply] = [reply("", [shell(f"echo {n}", f"call_{n}")]) for n in range(5)]
+    with FakeOpenAI(script, models={"gpt-5.1": {}, "coder": {}}) as api:
+        bot("budget", MODELS[protocol], "max_tokens = 5000\nmax_repeats = 50")
+        code, result, stderr = run(api, repo, "budget")
+        left = len(api.items) - len(api.bodies)
+    assert code == 3 and result["status"] == "limit" and "token limit" in result["reason"], stderr
+    assert left > 0 and result["budget"]["tokens"] > 5000  # stopped at the first check past the limit
+
+
+def test_a_cost_budget_stops_an_openai_run_and_a_local_one_is_priced_by_its_config(repo: Path) -> None:
+    pricey = reply("", [shell("echo hi", "call_1")])
+    pricey.usage = {"input": 200_000, "output": 1_000}  # $0.26 at gpt-5.1's $1.25 / $10 per Mtok
+    with FakeOpenAI([pricey], models={"gpt-5.1": {}}) as api:
+        bot("spender", "openai:gpt-5.1", "max_cost_usd = 0.10")
+        code, result, stderr = run(api, repo, "spender")
+    assert code == 3 and result["status"] == "limit" and "cost limit" in result["reason"], stderr
+    assert result["cost_usd"] == pytest.approx(0.26, abs=0.01)
+    local = reply("", [complete()])
+    local.usage = {"input": 1_000_000, "output": 0}
+    with FakeOpenAI([local], models={"coder": {}}) as api:
+        bot("priced", "openai-compatible:coder", "price_input_per_mtok = 0.5\nprice_output_per_mtok = 1.0")
+        code, result, stderr = run(api, repo, "priced")
+    assert code == 0 and result["cost_usd"] == pytest.approx(0.5, abs=0.01), stderr
+
+
+def test_a_stall_longer_than_max_minutes_stops_at_the_budget_with_exit_3(repo: Path) -> None:
+    with FakeOpenAI([stall(secs=60)], models={"coder": {}}) as api:
+        bot("stalled", "openai-compatible:coder", "max_minutes = 0.05")  # 3 s
+        started = time.monotonic()
+        code, result, stderr = run(api, repo, "stalled")
+        elapsed = time.monotonic() - started
+    assert code == 3 and result["status"] == "limit" and "max_minutes" in result["reason"], stderr
+    assert elapsed < 30  # stopped at the budget (3 s + start-up), not after the 60 s stall
