@@ -1,7 +1,7 @@
 """`openbot doctor`: one PASS/WARN/FAIL line per thing a run needs; exit 1 when anything FAILs.
 
 Checks OPENBOT_HOME, git, the API key (presence only — its value is never printed), the kernel sandbox
-(Landlock) and bubblewrap (the namespaces around it),
+(Landlock) and bubblewrap (the namespaces around it), each OpenAI or local model's server (doctor_models),
 that every bot visible from here (home and the current repo) has a valid config, and that every skill
 file in reach loads. A skill that does not load is a FAIL, not a WARN: runs skip it, so the bot would run
 without instructions its owner wrote — and CI gates on doctor's exit code.
@@ -101,7 +101,7 @@ def check_bots(repo_root: Path | None) -> Iterator[Check]:
 
 def _check_script(model: str, bot_dir: Path) -> Path | None:
     """The script a `scripted:` model replays, loaded as a run would; relative paths are the bot's dir's
-    (as `openbot.agent.models.resolve_script` resolves them for a run). None for a Claude model."""
+    (as `openbot.agent.models.resolve_script` resolves them for a run). None for any other model."""
     from openbot.agent.models import parse_model, resolve_script
     from openbot.agent.models.scripted import ScriptedModel
     from openbot.errors import ConfigError
@@ -151,6 +151,7 @@ def check_skills(repo_root: Path | None) -> list[Check]:
 def all_checks() -> list[Check]:
     from openbot.cli.bots_cmd import repo_root
     from openbot.cli.doctor_mcp import check_mcp
+    from openbot.cli.doctor_models import check_models
 
     root = repo_root()
     return [
@@ -160,6 +161,7 @@ def all_checks() -> list[Check]:
         check_sandbox(),
         check_bubblewrap(),
         *check_bots(root),
+        *check_models(root),
         *check_mcp(root),
         *check_skills(root),
     ]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from openbot import paths
-from openbot.testing.fakeopenai import FakeOpenAI, Reply, last_user_text, malformed, no_tools, reply
+from openbot.testing.fakeopenai import FakeOpenAI, Reply, last_user_text, malformed, reply
 from tests.helpers import events, git, run_cli, sessions
 
 KEY = "sk-proj-TESTKEY-do-not-leak-0123456789abcdef"
