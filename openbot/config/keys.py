@@ -111,8 +111,8 @@ class BotConfig:
     )
     api_key_env: str = _f("", "Env variable holding that server's key (openai: models use OPENAI_API_KEY).")
     context_window: int = _f(0, "The model's window in tokens when its server does not say; 0 = default.")
-    price_input_per_mtok: float = _f(0.0, "USD per million input tokens on an OpenAI-compatible server.")
-    price_output_per_mtok: float = _f(0.0, "USD per million output tokens on an OpenAI-compatible server.")
+    price_in_per_mtok: float = _f(0.0, "USD per million input tokens on an OpenAI-compatible server.")
+    price_out_per_mtok: float = _f(0.0, "USD per million output tokens on an OpenAI-compatible server.")
     # MCP servers and notifications: tables checked by config/mcp.py and config/notify.py (docs/MCP.md).
     mcp_servers: dict[str, Any] = _f({}, "MCP servers whose tools the bot may use: [mcp_servers.<name>].")
     notify: list[dict[str, Any]] = _f([], "Where to report how a run ended: [[notify]] with url or command.")

@@ -70,7 +70,7 @@ def test_a_cost_budget_stops_an_openai_run_and_a_local_one_is_priced_by_its_conf
     local = reply("", [complete()])
     local.usage = {"input": 1_000_000, "output": 0}
     with FakeOpenAI([local], models={"coder": {}}) as api:
-        bot("priced", "openai-compatible:coder", "price_input_per_mtok = 0.5\nprice_output_per_mtok = 1.0")
+        bot("priced", "openai-compatible:coder", "price_in_per_mtok = 0.5\nprice_out_per_mtok = 1.0")
         code, result, stderr = run(api, repo, "priced")
     assert code == 0 and result["cost_usd"] == pytest.approx(0.5, abs=0.01), stderr
 

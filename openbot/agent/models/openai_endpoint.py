@@ -10,7 +10,7 @@ Built from the bot config (read by attribute name, like `params.options_from`) a
     window     the server's model listing where it says (openai_catalog), else `context_window`, else
                DEFAULT_WINDOW
     prices     openai: models from the pricing table; other servers cost 0 unless the config gives
-               `price_input_per_mtok` / `price_output_per_mtok`
+               `price_in_per_mtok` / `price_out_per_mtok`
 """
 
 from __future__ import annotations
@@ -87,6 +87,6 @@ def endpoint_for(name: ModelName, config: Any = None, environ: Mapping[str, str]
         base_url=base_url,
         key_var=key_var,
         context_window=int(getattr(config, "context_window", 0) or 0),
-        price_input=float(getattr(config, "price_input_per_mtok", 0.0) or 0.0),
-        price_output=float(getattr(config, "price_output_per_mtok", 0.0) or 0.0),
+        price_input=float(getattr(config, "price_in_per_mtok", 0.0) or 0.0),
+        price_output=float(getattr(config, "price_out_per_mtok", 0.0) or 0.0),
     )

@@ -13,7 +13,7 @@ unless the row says otherwise.
 OpenAI rows (`openai:` models and bare `gpt-*`/`o*`/`*-codex` names): `read` is the cached-input price
 as a share of input; OpenAI bills no cache-write premium (the backend counts writes as input). Models on
 other OpenAI-compatible servers (`ollama:`, `openai-compatible:`…) are priced by the backend from the
-bot's `price_input_per_mtok` / `price_output_per_mtok` (0 when not given), never from this table.
+bot's `price_in_per_mtok` / `price_out_per_mtok` (0 when not given), never from this table.
 """
 
 from __future__ import annotations
