@@ -1,7 +1,9 @@
 """The conversation of one run, exactly as sent to the model, persisted append-only for resume.
 
 Stored as `runs/<run_id>/conversation.jsonl`, one message per line, appended (and fsynced) as the
-conversation grows, so a crash loses at most the message being written. A message that is extended in
+conversation grows, so a crash loses at most the message being written. An assistant reply is written
+but not fsynced on its own: the tool results written next are, which makes both durable at once (one
+fsync per round trip); a power cut in between loses only the reply, which a resume asks for again. A message that is extended in
 place (user input delivered to the newest message, before it is sent) is rewritten as a `replace_last`
 record. The file is never rewritten: a `segment` record starts a new segment after a compaction (what
 the model sees from then on; earlier segments stay in the file), a `repaired` record holds the messages
@@ -157,7 +159,7 @@ class Conversation:
                 msgs.insert(i + 1, {"role": "user", "content": missing})
         return changed
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: dict[str, Any], sync: bool = True) -> None:
         if self.path is None:
             return
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -165,13 +167,14 @@ class Conversation:
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line.encode())
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
-        self._write({"op": "append", "message": message})
+        self._write({"op": "append", "message": message}, sync=message.get("role") != "assistant")
 
     def set_fixed(self, system: str, snapshot: dict[str, str]) -> None:
         """Record the run's system prompt (and what it was built from) once; resumes send it unchanged."""

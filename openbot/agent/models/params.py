@@ -13,7 +13,6 @@ max_tokens); `effort` goes in `output_config`; the 1-hour cache TTL is `{"type":
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from openbot.agent.models.base import ModelOptions, ModelRequest
@@ -61,26 +60,37 @@ def build_params(model: str, request: ModelRequest, options: ModelOptions | None
 def marked_messages(
     messages: list[dict[str, Any]], marker: dict[str, str] | None = None
 ) -> list[dict[str, Any]]:
-    """A deep copy with block-list content and breakpoints on the newest message and the user message
-    before it; any other marker is dropped, so the request never carries more than 4."""
-    out = copy.deepcopy(messages)
-    for msg in out:
-        content = msg.get("content")
-        if isinstance(content, str):
-            # Always blocks, never a bare string: the cached prefix must be byte-stable across calls.
-            msg["content"] = [{"type": "text", "text": content}]
-        elif isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict):
-                    block.pop("cache_control", None)
+    """Block-list content with breakpoints on the newest message and the user message before it; any
+    other marker is dropped, so the request never carries more than 4. The conversation is not changed:
+    a message is copied only where it differs (not the whole conversation on every call)."""
+    out = [_unmarked(msg) for msg in messages]
     if not out:
         return out
     newest = len(out) - 1
     previous_user = next((i for i in range(newest - 1, -1, -1) if out[i].get("role") == "user"), None)
     for i in (newest, previous_user):
-        if i is not None:
+        content = out[i].get("content") if i is not None else None
+        if i is not None and isinstance(content, list):
+            out[i] = {**out[i], "content": [dict(b) if isinstance(b, dict) else b for b in content]}
             _mark_last_block(out[i], marker or cache_marker("5m"))
     return out
+
+
+def _unmarked(msg: dict[str, Any]) -> dict[str, Any]:
+    content = msg.get("content")
+    if isinstance(content, str):
+        # Always blocks, never a bare string: the cached prefix must be byte-stable across calls.
+        return {**msg, "content": [{"type": "text", "text": content}]}
+    if isinstance(content, list) and any(isinstance(b, dict) and "cache_control" in b for b in content):
+        blocks = [_without_marker(b) for b in content]
+        return {**msg, "content": blocks}
+    return msg
+
+
+def _without_marker(block: Any) -> Any:
+    if isinstance(block, dict) and "cache_control" in block:
+        return {k: v for k, v in block.items() if k != "cache_control"}
+    return block
 
 
 def _mark_last_block(msg: dict[str, Any], marker: dict[str, str]) -> None:

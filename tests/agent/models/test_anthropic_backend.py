@@ -317,3 +317,22 @@ def test_the_simulated_cache_is_read_on_every_later_call(api: FakeAnthropic) -> 
         prefix = before.usage.cache_read_tokens + before.usage.cache_write_tokens
         assert after.usage.cache_read_tokens == prefix
         assert after.usage.input_tokens == 0
+
+
+def test_marking_breakpoints_leaves_the_conversation_untouched() -> None:
+    from openbot.agent.models.params import marked_messages
+
+    stale = {"type": "text", "text": "old", "cache_control": {"type": "ephemeral"}}
+    conversation: list[dict[str, Any]] = [
+        {"role": "user", "content": "Fix the bug."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "edit", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}, stale]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+    ]
+    before = copy.deepcopy(conversation)
+    out = marked_messages(conversation)
+    assert conversation == before  # markers go on copies only
+    marked = [i for i, m in enumerate(out) for b in m["content"] if "cache_control" in b]
+    assert marked == [2, 3]  # the newest message and the user message before it; the stale marker dropped
+    assert out[0]["content"] == [{"type": "text", "text": "Fix the bug."}]
+    assert out[1] is conversation[1]  # unchanged messages are not copied

@@ -182,6 +182,9 @@ def test_a_secret_split_across_two_reads_is_redacted(ctx: ToolContext) -> None:
 class PrefixSandbox:
     """A stand-in SandboxPolicy: runs the command through `env`, which proves wrap() and env() are used."""
 
+    confined = True
+    bwrap = ""  # no namespaces: the command is not contained by one
+
     def __init__(self) -> None:
         self.also_writable: list[Path] = []
 

@@ -1,0 +1,116 @@
+"""openbot's own time per tool call: an N-call run of `true` commands against the loopback Anthropic server.
+
+The real CLI (`python -m openbot run`) and the real SDK talk to `openbot.testing.fakeapi` (which answers
+with TCP_NODELAY, as a real API edge does, and at once). The time between two consecutive model requests is
+one round trip: openbot receiving and judging the reply, running `true` through the shell tool (sandbox
+included), logging it, and sending the next request. "own" subtracts what `bash -c true` costs on its own,
+measured here the same way (a subprocess, median of 200), so it is openbot's overhead beyond the command.
+Reported per segment of the run (calls 1–10, the middle, the last 10), so growth along the run shows.
+
+Usage: python scripts/bench_round_trip.py [--calls 200] [--sandbox workspace-write] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from openbot.testing.fakeapi import FakeAnthropic, Reply, reply  # noqa: E402
+
+MODEL = "claude-sonnet-5-5"
+
+
+def answer(calls: int, arrivals: list[float]) -> Any:
+    lock = threading.Lock()
+
+    def respond(body: dict[str, Any]) -> Reply:
+        with lock:
+            arrivals.append(time.monotonic())
+            n = len(arrivals)
+        if n <= calls:  # each command distinct: the same call five times over is "stuck"
+            return reply("", [{"name": "shell", "input": {"command": f"true {n}"}, "id": f"toolu_rt_{n}"}])
+        done = {"summary": "done", "action": "discard"}
+        return reply("", [{"name": "session_complete", "input": done, "id": "toolu_rt_done"}])
+
+    return respond
+
+
+def bare_command_ms() -> float:
+    times = []
+    for _ in range(200):
+        started = time.perf_counter()
+        subprocess.run(["bash", "-c", "true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def one_run(calls: int, sandbox: str) -> list[float]:
+    """The round trips of one run, in ms (request k → request k+1)."""
+    arrivals: list[float] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-rt-") as tmp,
+        FakeAnthropic(respond=answer(calls, arrivals)) as api,
+    ):
+        home, repo = Path(tmp) / "home", Path(tmp) / "repo"
+        env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
+        env |= {"GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
+        subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+        (repo / "README.md").write_text("bench\n")
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+        subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, check=True, env=env)
+        bot = home / "bots" / "rt"
+        bot.mkdir(parents=True)
+        config = f'model = "{MODEL}"\nmax_iterations = 1\nsleep_secs = 0\nsandbox = "{sandbox}"\n'
+        config += f"max_turn_steps = {calls + 10}\n"
+        (bot / "config.md").write_text(f"+++\n{config}+++\nBench.\n")
+        env |= {
+            "OPENBOT_HOME": str(home),
+            "ANTHROPIC_BASE_URL": api.base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-rt-0",
+        }
+        out = subprocess.run(
+            [sys.executable, "-m", "openbot", "run", "rt"], cwd=repo, env=env, capture_output=True, text=True
+        )
+        if out.returncode != 0 or len(arrivals) != calls + 1:
+            raise SystemExit(
+                f"run failed ({out.returncode}, {len(arrivals)} requests):\n{out.stderr[-2000:]}"
+            )
+    return [(b - a) * 1000 for a, b in zip(arrivals, arrivals[1:], strict=False)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--sandbox", default="workspace-write")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    runs = [one_run(args.calls, args.sandbox) for _ in range(args.rounds)]
+    bare = bare_command_ms()
+    n = args.calls
+    mid = n // 2
+    segments = [
+        ("calls 1–10", 0, 10),
+        (f"calls {mid - 4}–{mid + 5}", mid - 5, mid + 5),
+        (f"calls {n - 9}–{n}", n - 10, n),
+    ]
+    print(f"sandbox {args.sandbox}; `bash -c true` alone: {bare:.1f} ms; load {os.getloadavg()[0]:.2f}")
+    print("| segment | round trip (median ms) | openbot's own (ms, beyond `bash -c true`) |")
+    print("|---|---:|---:|")
+    for label, lo, hi in [*segments, ("all", 0, n)]:
+        med = statistics.median(statistics.median(r[lo:hi]) for r in runs)
+        print(f"| {label} | {med:.1f} | {med - bare:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
