@@ -3,12 +3,12 @@
 Stored as `runs/<run_id>/conversation.jsonl`, one message per line, appended (and fsynced) as the
 conversation grows, so a crash loses at most the message being written. An assistant reply is written
 but not fsynced on its own: the tool results written next are, which makes both durable at once (one
-fsync per round trip); a power cut in between loses only the reply, which a resume asks for again. A message that is extended in
-place (user input delivered to the newest message, before it is sent) is rewritten as a `replace_last`
-record. The file is never rewritten: a `segment` record starts a new segment after a compaction (what
-the model sees from then on; earlier segments stay in the file), a `repaired` record holds the messages
-after a repair, and a `fixed` record what is sent unchanged for the whole run, resumes included: the
-system prompt and the instructions it was built from.
+fsync per round trip); a power cut in between loses only the reply, which a resume asks for again.
+A message that is extended in place (user input delivered to the newest message, before it is sent) is
+rewritten as a `replace_last` record. The file is never rewritten: a `segment` record starts a new
+segment after a compaction (what the model sees from then on; earlier segments stay in the file), a
+`repaired` record holds the messages after a repair, and a `fixed` record what is sent unchanged for
+the whole run, resumes included: the system prompt and the instructions it was built from.
 """
 
 from __future__ import annotations
