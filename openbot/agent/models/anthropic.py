@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from typing import Any
 
 from openbot.agent.models.base import TRUNCATED, ModelOptions, ModelReply, ModelRequest, PromptTooLong, Usage
@@ -55,14 +56,35 @@ class AnthropicModel:
         self.backoff_secs = backoff_secs
         self.output_ceiling = max_output_tokens  # the model's own maximum (Models API), when known
         self._client = client
+        self._warming: threading.Thread | None = None
 
-    @property
-    def client(self) -> Any:
+    def prepare(self) -> None:
+        """Import the SDK and build its client on a thread of their own, while the caller prepares the
+        run (worktree, sandbox, prompt): `import anthropic` alone takes 1–2 s. The first call waits for
+        it; should it fail there, the first call fails the same way in its own thread."""
+        if self._client is None and self._warming is None:
+            self._warming = threading.Thread(target=self._warm, name="openbot-sdk", daemon=True)
+            self._warming.start()
+
+    def _warm(self) -> None:
+        try:
+            self._new_client()
+        except Exception:  # noqa: BLE001 (raised again where the client is first used)
+            pass
+
+    def _new_client(self) -> Any:
         if self._client is None:
-            import anthropic  # slow (~2 s): only when a call is made
+            import anthropic  # slow (~2 s): only in runs that call the API
 
             self._client = anthropic.Anthropic(max_retries=0)
         return self._client
+
+    @property
+    def client(self) -> Any:
+        if self._warming is not None:
+            self._warming.join()
+            self._warming = None
+        return self._new_client()
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
         """The reply to `request`; a truncated reply holding a tool call is asked again with more room."""
