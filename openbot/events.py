@@ -168,6 +168,7 @@ NoticeKind = Literal[
     "mcp_server_restarted",
     "setup_started",
     "setup_done",
+    "submodule",
 ]
 
 

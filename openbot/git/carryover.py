@@ -18,6 +18,12 @@ from typing import Any
 # and git-lfs's settings. Read from the user's whole config (global included): inside the sandbox the
 # agent's $HOME is a private one, where the user's ~/.gitconfig is not.
 CARRIED_PREFIXES = ("filter.", "lfs.")
+# What openbot's setup step makes in the bot's checkout (openbot.run.setup: the virtualenv, an editable
+# install's metadata): the run repository's info/exclude lists it, so the agent's `git add -A` and the WIP
+# commit leave it out. Files a project tracks stay tracked (exclude rules apply to untracked files only).
+SETUP_EXCLUDES = "# openbot: made by the run's setup step, never committed\n/.venv/\n*.egg-info/\n"
+# Settings of the user's repository the agent's commits should keep (who commits, line endings).
+COPIED_CONFIG = ("user.name", "user.email", "core.autocrlf", "core.eol", "core.symlinks", "core.ignorecase")
 
 
 def carried_config(user_config: Any) -> dict[str, str]:
@@ -69,3 +75,42 @@ def config_text(entries: dict[str, str]) -> str:
 
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def config_basics(user: Any) -> str:
+    """The `[core]` a run repository needs, plus the settings of COPIED_CONFIG the user has."""
+    cfg = user.config
+    fmt = _get(cfg, "extensions.objectformat")
+    lines = ["[core]", f"\trepositoryformatversion = {1 if fmt else 0}", "\tbare = false"]
+    lines += ["\tlogallrefupdates = true"]
+    sections: dict[str, list[str]] = {"core": lines[1:]}
+    for key in COPIED_CONFIG:
+        if (value := _get(cfg, key)) is not None:
+            section, _, var = key.partition(".")
+            sections.setdefault(section, []).append(f"\t{var} = {_quote(value)}")
+    if fmt:
+        sections["extensions"] = [f"\tobjectformat = {fmt}"]
+    return "".join(f"[{s}]\n" + "".join(f"{v}\n" for v in vs) for s, vs in sections.items())
+
+
+def _get(cfg: Any, key: str) -> str | None:
+    try:
+        return str(cfg[key]) if key in cfg else None
+    except (KeyError, ValueError, Exception):  # noqa: BLE001 - an unreadable value is simply not copied
+        return None
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def wip_filters(git_dir: Path) -> dict[str, str]:
+    """The user's filter drivers for a WIP commit of `git_dir`'s files (wip.py), LFS objects going to
+    the user's own LFS store."""
+    from openbot.git import lfs
+    from openbot.git.gitcmd import open_repo
+
+    config = carried_config(open_repo(git_dir).config)
+    filters = {k: v for k, v in config.items() if k.lower().startswith("filter.")}
+    filters["lfs.storage"] = str(lfs.storage(git_dir))
+    return filters

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from openbot.errors import GitError, UsageError
-from openbot.git import lfs
-from openbot.git.carryover import carried_config, config_text, copy_hooks
+from openbot.git import lfs, submodules
+from openbot.git.carryover import SETUP_EXCLUDES, carried_config, config_basics, config_text, copy_hooks
 from openbot.git.gitcmd import open_repo, run_git
 from openbot.git.repo import RepoInfo
 from openbot.git.runsdir import (
@@ -33,13 +33,6 @@ from openbot.git.runsdir import (
     runs_lock,
     write_owner,
 )
-
-# What openbot's setup step makes in the bot's checkout (openbot.run.setup: the virtualenv, an editable
-# install's metadata): the run repository's info/exclude lists it, so the agent's `git add -A` and the WIP
-# commit leave it out. Files a project tracks stay tracked (exclude rules apply to untracked files only).
-SETUP_EXCLUDES = "# openbot: made by the run's setup step, never committed\n/.venv/\n*.egg-info/\n"
-# Settings of the user's repository the agent's commits should keep (who commits, line endings).
-COPIED_CONFIG = ("user.name", "user.email", "core.autocrlf", "core.eol", "core.symlinks", "core.ignorecase")
 
 
 def create_run_repo(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool = False) -> RunRepo:
@@ -116,27 +109,36 @@ def remove_run_repo(rr: RunRepo) -> None:
 
 
 def _make(rr: RunRepo, user: Any, tip: str = "") -> None:
-    """Write the run's git dir and check the branch out; on any failure (Ctrl-C too) undo it all."""
+    """Write the run's git dir and check the branch out, its submodules too; on any failure (Ctrl-C too)
+    undo it all."""
+    commit = tip or rr.base_commit
     try:
-        _init_git_dir(rr, user, tip or rr.base_commit)
+        init_git_dir(rr.git_dir, user, rr.common_dir, commit, rr.branch)
         rr.path.mkdir()
         (rr.path / ".git").write_text(f"gitdir: {rr.git_dir}\n", encoding="utf-8")
         git = (f"--git-dir={rr.git_dir}", f"--work-tree={rr.path}")
         run_git(rr.path, *git, *lfs.checkout_options(rr.common_dir), "read-tree", "--reset", "-u", "HEAD")
+        modules, notes = submodules.set_up(rr.common_dir, rr.git_dir, rr.path, commit, _module_git_dir)
+        rr.modules, rr.notes = tuple(modules), tuple(notes)
     except BaseException:
         empty_trash(detach(rr))
         raise
 
 
-def _init_git_dir(rr: RunRepo, user: Any, commit: str) -> None:
-    """What `git init` makes, minus the sample hooks, plus alternates onto the user's object store."""
-    g = rr.git_dir
-    for d in ("objects/info", "objects/pack", "refs/tags", "info", "hooks"):
+def _module_git_dir(git_dir: Path, user_git: Path, commit: str) -> None:
+    init_git_dir(git_dir, open_repo(user_git), user_git, commit)
+
+
+def init_git_dir(g: Path, user: Any, user_git: Path, commit: str, branch: str = "") -> None:
+    """What `git init` makes, minus the sample hooks, plus alternates onto the user's object store
+    (`user_git`); HEAD on `branch` at `commit`, or detached at `commit` (a submodule's)."""
+    for d in ("objects/info", "objects/pack", "refs/tags", "refs/heads", "info", "hooks"):
         (g / d).mkdir(parents=True)
-    (g / "refs" / "heads" / rr.branch).parent.mkdir(parents=True)
-    (g / "objects" / "info" / "alternates").write_text(f"{rr.common_dir / 'objects'}\n", encoding="utf-8")
-    (g / "refs" / "heads" / rr.branch).write_text(f"{commit}\n", encoding="utf-8")
-    (g / "HEAD").write_text(f"ref: refs/heads/{rr.branch}\n", encoding="utf-8")
+    (g / "objects" / "info" / "alternates").write_text(f"{user_git / 'objects'}\n", encoding="utf-8")
+    if branch:
+        (g / "refs" / "heads" / branch).parent.mkdir(parents=True, exist_ok=True)
+        (g / "refs" / "heads" / branch).write_text(f"{commit}\n", encoding="utf-8")
+    (g / "HEAD").write_text(f"ref: refs/heads/{branch}\n" if branch else f"{commit}\n", encoding="utf-8")
     # The user's hooks and filter drivers (clean filters, git-lfs): the agent's commits run them, confined.
     # git-lfs's driver only where git-lfs is installed, and none of the user's `lfs.*` settings: the run's
     # LFS store is its own `lfs/` (lfs.py), and there is nowhere to download from.
@@ -146,40 +148,14 @@ def _init_git_dir(rr: RunRepo, user: Any, commit: str) -> None:
         for k, v in carried_config(user.config).items()
         if not k.lower().startswith("lfs.") and (with_lfs or not k.lower().startswith("filter.lfs."))
     }
-    (g / "config").write_text(_config(user) + config_text(carried), encoding="utf-8")
-    copy_hooks(rr.common_dir, g, next((v for k, v in carried.items() if k.lower() == "core.hookspath"), None))
+    (g / "config").write_text(config_basics(user) + config_text(carried), encoding="utf-8")
+    copy_hooks(user_git, g, next((v for k, v in carried.items() if k.lower() == "core.hookspath"), None))
     for name in ("info/exclude", "shallow"):  # the user's private ignores; a shallow clone's boundary
-        src = rr.common_dir / name
+        src = user_git / name
         if src.is_file() and not src.is_symlink():
             shutil.copyfile(src, g / name)
     with open(g / "info" / "exclude", "a", encoding="utf-8") as f:
         f.write(f"\n{SETUP_EXCLUDES}")
-
-
-def _config(user: Any) -> str:
-    cfg = user.config
-    fmt = _get(cfg, "extensions.objectformat")
-    lines = ["[core]", f"\trepositoryformatversion = {1 if fmt else 0}", "\tbare = false"]
-    lines += ["\tlogallrefupdates = true"]
-    sections: dict[str, list[str]] = {"core": lines[1:]}
-    for key in COPIED_CONFIG:
-        if (value := _get(cfg, key)) is not None:
-            section, _, var = key.partition(".")
-            sections.setdefault(section, []).append(f"\t{var} = {_quote(value)}")
-    if fmt:
-        sections["extensions"] = [f"\tobjectformat = {fmt}"]
-    return "".join(f"[{s}]\n" + "".join(f"{v}\n" for v in vs) for s, vs in sections.items())
-
-
-def _get(cfg: Any, key: str) -> str | None:
-    try:
-        return str(cfg[key]) if key in cfg else None
-    except (KeyError, ValueError, Exception):  # noqa: BLE001 - an unreadable value is simply not copied
-        return None
-
-
-def _quote(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def carry_changes(user: Any, workdir: Path, target: Path) -> None:

@@ -35,6 +35,16 @@ OWNER_SUFFIX = ".owner.json"
 KIND = "run-repo"  # owner records of the older linked worktrees have no kind: the sweep leaves them be
 
 
+@dataclass(frozen=True)
+class Module:
+    """A submodule openbot checked out in a run (submodules.py)."""
+
+    key: str  # its git dir below the superproject's: "modules/<name>", "modules/<a>/modules/<b>" nested
+    path: str  # its checkout below the run's checkout
+    base: str  # the commit it was checked out at
+    parent: str  # the key of the module it is nested in, "" below the superproject
+
+
 @dataclass
 class RunRepo:
     name: str  # e.g. "<bot>-<run_id>" (no '/')
@@ -44,6 +54,8 @@ class RunRepo:
     base_commit: str  # sha the run started from
     home_tip: str  # the user's branch value when the run started ("" for a new run): the import's CAS
     common_dir: Path  # the user's repository
+    modules: tuple[Module, ...] = ()  # the submodules openbot checked out (recorded in the owner record)
+    notes: tuple[str, ...] = ()  # what could not be set up, one line each (not recorded)
 
     @property
     def path(self) -> Path:
@@ -101,6 +113,7 @@ def write_owner(rr: RunRepo, run_id: str, bot: str) -> None:
         "base_ref": rr.base_ref,
         "base_commit": rr.base_commit,
         "home_tip": rr.home_tip,
+        "modules": [[m.key, m.path, m.base, m.parent] for m in rr.modules],
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     write_atomic(rr.owner_file, json.dumps(owner) + "\n")
@@ -121,8 +134,23 @@ def owners(root: Path) -> list[tuple[RunRepo, dict[str, Any]]]:
         strs = [f for f in fields if isinstance(f, str)]
         if len(strs) != 4 or strs[0] != f"openbot/{name}":
             continue
-        found.append((RunRepo(name, root, strs[0], strs[1], strs[2], strs[3], root.parent), owner))
+        modules = _modules(owner.get("modules", []))
+        found.append((RunRepo(name, root, strs[0], strs[1], strs[2], strs[3], root.parent, modules), owner))
     return found
+
+
+def _modules(recorded: Any) -> tuple[Module, ...]:
+    """The submodules an owner record lists; anything that is not what openbot writes is dropped."""
+    if not isinstance(recorded, list):
+        return ()
+    found = []
+    for item in recorded:
+        if isinstance(item, list) and len(item) == 4 and all(isinstance(v, str) for v in item):
+            key, path, base, parent = item
+            parts = [*key.split("/"), *path.split("/"), *parent.split("/")]
+            if key.startswith("modules/") and ".." not in parts and not path.startswith("/"):
+                found.append(Module(key, path, base, parent))
+    return tuple(found)
 
 
 def holder_of(root: Path, branch: str) -> RunRepo | None:

@@ -25,6 +25,7 @@ def commit_wip(
     sig: Any,
     stat_cache: Path | None = None,
     filters: dict[str, str] | None = None,
+    gitlinks: dict[str, str] | None = None,
 ) -> str | None:
     """Commit everything in `checkout` (untracked too, .gitignore respected) on top of `parent`.
 
@@ -34,7 +35,10 @@ def commit_wip(
 
     `filters` is the user's filter config (carryover.carried_config): a file whose attributes name a filter
     is staged through git's own clean filter (a git-crypt-like filter, git-lfs: the pointer is committed,
-    the object stored in `lfs_storage`), as the user's own `git add` would."""
+    the object stored in `lfs_storage`), as the user's own `git add` would.
+
+    Submodules are never looked into (libgit2 would open their repositories, the agent's): `gitlinks`
+    (path → commit, subhome.py) says what each of openbot's submodules holds now."""
     import pygit2
 
     try:
@@ -45,6 +49,8 @@ def commit_wip(
         index = repo.index
         index.read_tree(base.tree)  # keeps the stat data of entries whose content is unchanged
         _stage_everything(repo, index, checkout, filters or {})
+        for path, sha in (gitlinks or {}).items():
+            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=sha), pygit2.enums.FileMode.COMMIT))
         tree = index.write_tree()
         if tree == base.tree_id:
             return None
@@ -82,13 +88,16 @@ def _copy_plain(src: Path, dst: Path, limit: int = 1 << 30) -> None:
 def _stage_everything(repo: Any, index: Any, workdir: Path, filters: dict[str, str]) -> None:
     """`git add -A`, except a repository nested in the checkout (a bot's clone), special files, and the
     setup step's `.venv/` (unless the project tracks it)."""
-    for path in repo.status(untracked_files="all", ignored=False):
+    import pygit2
+
+    for path in _changed(index, workdir):
         if path.endswith("/"):
             continue  # a nested repository; index.add_all() would fail on it
         try:
             mode = os.lstat(workdir / path).st_mode
         except FileNotFoundError:
-            if path in index:
+            # A submodule without its directory was never checked out here: it keeps its commit.
+            if path in index and index[path].mode != pygit2.enums.FileMode.COMMIT:
                 index.remove(path)
             continue
         if path.startswith(".venv/") and path not in index:
@@ -97,6 +106,21 @@ def _stage_everything(repo: Any, index: Any, workdir: Path, filters: dict[str, s
             _add_filtered(repo, index, workdir, path, mode, filters)
         elif stat.S_ISREG(mode) or stat.S_ISLNK(mode):  # a FIFO would block the read forever
             index.add(path)
+
+
+def _changed(index: Any, workdir: Path) -> list[str]:
+    """What `git status` lists against the index (untracked files included, ignored ones not), except
+    inside submodules."""
+    import pygit2
+
+    flags = pygit2.enums.DiffOption
+    diff = index.diff_to_workdir(
+        flags.INCLUDE_UNTRACKED
+        | flags.RECURSE_UNTRACKED_DIRS
+        | flags.IGNORE_SUBMODULES
+        | flags.INCLUDE_TYPECHANGE
+    )
+    return [delta.new_file.path or delta.old_file.path for delta in diff.deltas]
 
 
 def _add_filtered(

@@ -129,6 +129,8 @@ class Workspace:
             rec.branch, rec.base_commit = self.wt.branch, self.wt.base_commit
             rec.base = self.wt.base_ref.removeprefix("refs/heads/") or self.wt.base_commit[:12]
         self.workdir = self.wt.path
+        for note in self.wt.notes:  # submodules that could not be checked out
+            self._notice("submodule", note)
 
     def _confine(self) -> None:
         from openbot.envpolicy import child_env
