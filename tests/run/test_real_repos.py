@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from openbot.sandbox import SandboxPolicy
 from tests.helpers import complete, events, git, make_bot, reply, run_cli, sessions, shell
 
 # Like pre-commit: it refuses a file with a marker in it (and, in the $HOME variant, keeps its
@@ -103,9 +102,6 @@ def test_lfs_files_left_uncommitted_are_wip_committed_as_pointers(repo: Path) ->
     assert (repo / ".git" / "lfs" / "objects" / oid[:2] / oid[2:4] / oid).read_bytes() == b"x" * 5000
 
 
-@pytest.mark.skipif(
-    not hasattr(SandboxPolicy, "home_dir"), reason="the sandbox gives commands no private $HOME yet"
-)
 def test_a_hook_that_writes_its_cache_under_home_passes_in_the_sandbox(repo: Path) -> None:
     install_hook(repo, needs_home=True)
     commit = shell("echo fine > ok.txt && git add ok.txt && git commit -m ok")
