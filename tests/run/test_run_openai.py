@@ -193,3 +193,16 @@ def test_the_window_comes_from_the_server_listing_else_the_config(repo: Path) ->
         code, result, stderr = run(api, repo, "win")
     assert code == 0, stderr
     assert notices(sessions("win")[0], "context_compacted")  # 9,000 from the server, not the config's 500,000
+
+
+def test_a_vllm_bot_asks_for_output_that_fits_the_window_and_survives_an_unknown_tool(repo: Path) -> None:
+    script = [reply("", [call("bash", {"cmd": "ls"}, "call_1")]), reply("", [complete()])]
+    with FakeOpenAI(script, models={"Qwen/Qwen3-Coder": {"max_model_len": 16_000}}) as api:
+        bot("gpu", "vllm:Qwen/Qwen3-Coder", f'base_url = "{api.base_url}"')  # max_output_tokens: 32,000
+        code, result, stderr = run(api, repo, "gpu")
+        bodies = api.bodies
+        api.assert_done()
+    assert code == 0 and result["status"] == "completed", stderr
+    assert [b["max_tokens"] for b in bodies] == [4000, 4000]  # a quarter of the window: vLLM accepts it
+    [unknown] = [e for e in events(sessions("gpu")[0]) if e["type"] == "tool_result" and e["is_error"]]
+    assert "unknown tool 'bash'" in unknown["content"]  # the model is told the tools, and goes on

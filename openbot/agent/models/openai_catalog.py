@@ -7,6 +7,7 @@ the model (Ollama lists `name:latest` for `name`); a window the server states in
 `max_model_len`, LM Studio's `max_context_length`, OpenRouter's `context_length`) wins over the
 config's `context_window`, which wins over WINDOWS, which wins over DEFAULT_WINDOW. An unreachable
 server is not an error here (the run's calls wait it out, as on the Anthropic path) but a warning.
+On a compatible server the output ceiling is a quarter of the window (prompt and output share it).
 """
 
 from __future__ import annotations
@@ -53,10 +54,19 @@ def lookup(name: ModelName, endpoint: Endpoint, client: Any = None) -> ModelFact
         ) from None
     except (openai.APIConnectionError, openai.APIStatusError) as e:
         note = f"{endpoint.shown_url} did not answer at start ({type(e).__name__}); the run waits for it"
-        return ModelFacts(str(name), max_input_tokens=_window(name, endpoint, {}), known=False, note=note)
-    known = known_window(name.target) if name.backend == "openai" else None
-    ceiling = known[1] if known else None
-    return ModelFacts(str(name), max_input_tokens=_window(name, endpoint, listed), max_tokens=ceiling)
+        window = _window(name, endpoint, {})
+        return ModelFacts(str(name), window, _ceiling(name, window), known=False, note=note)
+    window = _window(name, endpoint, listed)
+    return ModelFacts(str(name), max_input_tokens=window, max_tokens=_ceiling(name, window))
+
+
+def _ceiling(name: ModelName, window: int) -> int | None:
+    """The largest output to ask for. A compatible server counts max_tokens inside the window (vLLM
+    refuses prompt + max_tokens > window): a quarter of it leaves the prompt room."""
+    if name.backend == "openai":
+        known = known_window(name.target)
+        return known[1] if known else None
+    return max(1024, window // 4)
 
 
 def _find(name: ModelName, endpoint: Endpoint, models: list[dict[str, Any]]) -> dict[str, Any]:

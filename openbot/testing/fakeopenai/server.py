@@ -46,6 +46,7 @@ class FakeOpenAI:
     respond: Callable[[dict[str, Any]], Item | None] | None = None  # answers before the script does
     requests: list[Recorded] = field(default_factory=list)
     overcalled: bool = False
+    send_usage: bool = True  # False: no usage chunk even when asked (as some local servers do)
 
     def __post_init__(self) -> None:
         self._queue: deque[Item] = deque(self.items)
@@ -194,6 +195,10 @@ class _Handler(BaseHTTPRequestHandler):
         size = self.api.prompt_tokens(body) if window else 0
         if window and size > window:
             return too_long(window, size)
+        # vLLM (a model listed with max_model_len) counts the requested output inside the window too.
+        asked = int(body.get("max_tokens") or 0) if "max_model_len" in self.api.models[model] else 0
+        if window and size + asked > window:
+            return too_long(window, size + asked)
         return None
 
     def _usage(self, item: Reply, body: dict[str, Any], out_chars: int) -> tuple[int, int, int]:

@@ -217,3 +217,21 @@ def test_a_reply_cut_at_the_output_limit_with_a_call_is_asked_again_with_more_ro
     assert got.tool_uses and got.stop_reason == "tool_use"
     key = "max_output_tokens" if protocol == "responses" else "max_tokens"
     assert [b[key] for b in api.bodies] == [1000, 2000]
+
+
+def test_refusals_come_back_as_refusal_with_their_text(api: FakeOpenAI, protocol: str) -> None:
+    refused = reply("")
+    refused.refusal = "I can't help with that."
+    if protocol == "chat":
+        refused.finish = "content_filter"
+    api.add(refused)
+    got = model(protocol).complete(request(), ListSink())
+    assert got.stop_reason == "refusal" and got.stop_details is not None
+    assert got.stop_details["explanation"] == "I can't help with that."
+
+
+def test_a_local_server_that_sends_no_usage_is_still_counted(api: FakeOpenAI) -> None:
+    api.send_usage = False  # some servers ignore stream_options.include_usage
+    api.add(reply("A reply of some length.", [call("ls")]))
+    got = model("chat").complete(request(), ListSink())
+    assert got.usage.input_tokens > 0 and got.usage.output_tokens > 0  # estimated: budgets still count
