@@ -232,10 +232,10 @@ class _Handler(BaseHTTPRequestHandler):
         usage = wire_chat.usage(*self._usage(item, body, out_chars))
         if not body.get("stream"):
             return self._json(200, wire_chat.completion(item, body, usage))
-        frames = [
-            f"data: {json.dumps(c)}\n\n".encode()
-            for c in wire_chat.chunks(item, body, usage, self.api.chunk_chars)
-        ]
+        chunks = wire_chat.chunks(item, body, usage, self.api.chunk_chars)
+        if not self.api.send_usage:
+            chunks = [c for c in chunks if "usage" not in c]
+        frames = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks]
         if not item.fail:
             frames.append(b"data: [DONE]\n\n")
         error = {
