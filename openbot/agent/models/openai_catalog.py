@@ -2,7 +2,7 @@
 
 `openai:` models: `GET /models/{id}` (unknown → exit 2); OpenAI's listing gives no window, so the
 window and output ceiling come from WINDOWS (source: OpenAI's model pages, as read 2025-12; a model no
-row prefixes gets the config's `context_window` or the default). Other servers: `GET /models` must list
+row prefixes gets the config's `context_window`, else OPENAI_DEFAULT). Other servers: `GET /models` must list
 the model (Ollama lists `name:latest` for `name`); a window the server states in its listing (vLLM's
 `max_model_len`, LM Studio's `max_context_length`, OpenRouter's `context_length`) wins over the
 config's `context_window`, which wins over WINDOWS, which wins over DEFAULT_WINDOW. An unreachable
@@ -29,6 +29,7 @@ WINDOWS: dict[str, tuple[int, int]] = {
     "o4-mini": (200_000, 100_000),
     "codex-mini": (200_000, 100_000),
 }
+OPENAI_DEFAULT = (128_000, 32_000)  # an OpenAI model no row knows (a new one): a conservative guess
 WINDOW_FIELDS = ("max_model_len", "max_context_length", "context_length", "context_window")
 
 
@@ -64,8 +65,7 @@ def _ceiling(name: ModelName, window: int) -> int | None:
     """The largest output to ask for. A compatible server counts max_tokens inside the window (vLLM
     refuses prompt + max_tokens > window): a quarter of it leaves the prompt room."""
     if name.backend == "openai":
-        known = known_window(name.target)
-        return known[1] if known else None
+        return (known_window(name.target) or OPENAI_DEFAULT)[1]
     return max(1024, window // 4)
 
 
@@ -86,5 +86,6 @@ def _window(name: ModelName, endpoint: Endpoint, listed: dict[str, Any]) -> int:
         value = listed.get(key)
         if isinstance(value, int) and value > 0:
             return value
-    known = known_window(name.target) if name.backend == "openai" else None
-    return endpoint.context_window or (known[0] if known else DEFAULT_WINDOW)
+    if name.backend == "openai":
+        return endpoint.context_window or (known_window(name.target) or OPENAI_DEFAULT)[0]
+    return endpoint.context_window or DEFAULT_WINDOW
