@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from openbot.agent.models.openai_backend import OpenAIModel
 
 REASONING_MODELS = re.compile(r"^(o\d|gpt-5|codex)|-codex")
+# The fields a reasoning item may carry as input (ResponseReasoningItemParam); anything newer the API
+# adds to its output stays out of the next request.
+REASONING_KEYS = ("type", "id", "summary", "content", "encrypted_content", "status")
 EFFORTS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "xhigh"}
 
 
@@ -114,7 +117,8 @@ def _reply(model: OpenAIModel, final: Any, items: list[Any], billed: Usage) -> M
     stop = _stop_reason(final, has_calls)
     for item in items:
         if item.type == "reasoning":
-            blocks.append({"type": REASONING, "item": item.model_dump(mode="json", exclude_none=True)})
+            dump = item.model_dump(mode="json", exclude_none=True)
+            blocks.append({"type": REASONING, "item": {k: v for k, v in dump.items() if k in REASONING_KEYS}})
         elif item.type == "message":
             for part in item.content:
                 if part.type == "refusal":

@@ -13,6 +13,9 @@ import json
 from typing import Any
 
 
+REASONING_INPUT_KEYS = {"type", "id", "summary", "content", "encrypted_content", "status"}
+
+
 def responses_problem(body: dict[str, Any], issued: dict[str, str], reasoning_of: dict[str, str]) -> str:
     """`issued`: encrypted_content → the reasoning item's id; `reasoning_of`: call_id → encrypted_content."""
     calls: set[str] = set()
@@ -22,6 +25,9 @@ def responses_problem(body: dict[str, Any], issued: dict[str, str], reasoning_of
             continue
         kind = item.get("type")
         if kind == "reasoning":
+            unknown = sorted(set(item) - REASONING_INPUT_KEYS)
+            if unknown:
+                return f"Unknown parameter: 'input[{n}].{unknown[0]}'."
             enc = item.get("encrypted_content")
             if enc not in issued or issued[enc] != item.get("id"):
                 return f"input[{n}]: the reasoning item's encrypted_content could not be verified"
