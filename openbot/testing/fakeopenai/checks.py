@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-
 REASONING_INPUT_KEYS = {"type", "id", "summary", "content", "encrypted_content", "status"}
 
 
