@@ -206,3 +206,13 @@ def test_a_vllm_bot_asks_for_output_that_fits_the_window_and_survives_an_unknown
     assert [b["max_tokens"] for b in bodies] == [4000, 4000]  # a quarter of the window: vLLM accepts it
     [unknown] = [e for e in events(sessions("gpu")[0]) if e["type"] == "tool_result" and e["is_error"]]
     assert "unknown tool 'bash'" in unknown["content"]  # the model is told the tools, and goes on
+
+
+def test_a_rust_openbot_model_name_runs_on_openai(repo: Path) -> None:
+    with FakeOpenAI([reply("", [complete()])], models={"gpt-5.3-codex": {}}) as api:
+        bot("legacy", "5.3-codex")  # as the Rust openbot's configs say it
+        code, result, stderr = run(api, repo, "legacy")
+        bodies = api.bodies
+    assert code == 0 and result["status"] == "completed", stderr
+    assert bodies[0]["model"] == "gpt-5.3-codex" and "input" in bodies[0]  # the Responses API
+    assert result["cost_usd"] > 0  # priced from the table
