@@ -126,6 +126,7 @@ class TokenCount(Event):
     cache_read: int
     cache_write: int
     cost_usd: float
+    cost_known: bool = True  # False: the model has no known price, cost_usd is 0 and shown as "?"
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ class Budget:
         """Spent / limit figures for the live view, metadata and the --json summary."""
         return {
             "cost_usd": round(self.spent.cost_usd, 6),
+            "cost_known": self.spent.cost_known,
             "max_cost_usd": self.max_cost_usd or None,
             "tokens": self.spent.total_tokens,
             "max_tokens": self.max_tokens or None,

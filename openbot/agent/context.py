@@ -4,6 +4,10 @@ The size that decides is the API's: the prompt tokens it counted for the last re
 read + cache write) plus an estimate of what was appended since, against the model's real window
 (`max_input_tokens` from the Models API, or learnt from a "prompt is too long" 400).
 
+Where the model supports it, the API compacts the conversation itself (server-side compaction, see
+`agent.models.params`): a reply then begins with a `compaction` block that is stored like any other and
+the API ignores what came before it; openbot's own compaction stays as the fallback, at a higher mark.
+
 Compaction is append-only. Thinking blocks are valid only while everything before them is byte-identical,
 so nothing sent is ever changed: when the conversation passes TRIGGER of the window (or the API says it
 is too long), the model is asked — in a separate request with the run's fixed system prompt and tools —
@@ -18,11 +22,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from openbot.agent.models.base import ModelBackend, ModelRequest, PromptTooLong, Usage
+from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, PromptTooLong, Usage
 from openbot.events import EventSink, Notice
 
 CONTEXT_WINDOW = 200_000  # tokens, until the Models API (or a 400) says otherwise
 TRIGGER = 0.8
+FALLBACK_TRIGGER = 0.9  # when the API compacts by itself (at 0.75 of the window), openbot's is the fallback
 CHARS_PER_TOKEN = 3  # conservative, for sizing the transcript sent to be summarised
 TRANSCRIPT_SHARE = 0.4  # of the window, for that transcript
 RESULT_CHARS = 4_000  # of one tool result in the transcript
@@ -91,8 +96,11 @@ def transcript(messages: list[dict[str, Any]], max_chars: int) -> str:
 class ContextKeeper:
     """Tracks the conversation's size as the API counts it and decides when to start a new segment."""
 
-    def __init__(self, window: int = CONTEXT_WINDOW, fixed_tokens: int = 0) -> None:
+    def __init__(
+        self, window: int = CONTEXT_WINDOW, fixed_tokens: int = 0, server_compaction: bool = False
+    ) -> None:
         self.window = window
+        self.trigger = FALLBACK_TRIGGER if server_compaction else TRIGGER
         self.fixed_tokens = fixed_tokens  # system prompt + tool definitions, until the API has counted
         self.compactions = 0
         self.largest_prompt = 0
@@ -104,6 +112,30 @@ class ContextKeeper:
         if prompt_tokens > 0:
             self._counted = (prompt_tokens, messages_sent)
             self.largest_prompt = max(self.largest_prompt, prompt_tokens)
+
+    def note_server_compaction(self, reply: ModelReply, sink: EventSink) -> None:
+        """Tell the run when the API compacted the conversation while making `reply`."""
+        summary = next((b for b in reply.content if b.get("type") == "compaction"), None)
+        if summary is None:
+            return
+        self.compactions += 1
+        usage = reply.usage
+        text = summary.get("content") or ""
+        how = "summarised" if text else "failed to summarise (the API treats that block as a no-op)"
+        sink.emit(
+            Notice(
+                kind="context_compacted",
+                message=f"the API {how} the conversation (server-side compaction); "
+                f"the reply was made from ~{usage.context_size:,} tokens",
+                data={
+                    "server": True,
+                    "tokens_after": usage.context_size,
+                    "billed_input": usage.prompt_tokens,
+                    "summary_chars": len(text),
+                    "compactions": self.compactions,
+                },
+            )
+        )
 
     def learn_window(self, maximum: int) -> None:
         """The API said the window is `maximum` tokens (a "prompt is too long" 400)."""
@@ -121,7 +153,7 @@ class ContextKeeper:
         return self.fixed_tokens + sum(self._sizes)
 
     def needs_compaction(self, messages: list[dict[str, Any]]) -> bool:
-        return len(messages) > 1 and self.measure(messages) > self.window * TRIGGER
+        return len(messages) > 1 and self.measure(messages) > self.window * self.trigger
 
     def reset(self) -> None:
         """A new segment began: nothing the API counted describes it any more."""

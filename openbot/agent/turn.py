@@ -123,8 +123,21 @@ class Turn:
             self.conversation.add_user_text(f"[message from the user, typed while you work]\n{line}")
         if steps and steps == int(max_steps * 0.8):
             self.conversation.add_user_text(NUDGE.format(used=steps, limit=max_steps))
-        if self.context.needs_compaction(self.conversation.messages):
+        if self._outgrown():
             self._compact()
+
+    def _outgrown(self) -> bool:
+        """Past the compaction mark: by the estimate, then by the API's own count where it can give one
+        (an estimate of dense or non-ASCII text can be far off, and a compaction costs a summary)."""
+        messages = self.conversation.messages
+        if not self.context.needs_compaction(messages):
+            return False
+        count = getattr(self.model, "count_tokens", None)
+        counted = count(self._request()) if count is not None else None
+        if counted is None:
+            return True
+        self.context.observe(counted, len(messages))
+        return self.context.needs_compaction(messages)
 
     def _request(self) -> ModelRequest:
         return ModelRequest(
@@ -172,7 +185,8 @@ class Turn:
         sent = len(self.conversation.messages)
         self.result.steps += 1
         self._account(reply.usage)
-        self.context.observe(reply.usage.prompt_tokens, sent)
+        self.context.observe(reply.usage.context_size, sent)
+        self.context.note_server_compaction(reply, self.ctx.sink)
         verdict = judge(reply)
         if verdict.keep and reply.content:  # an empty assistant message would make later requests invalid
             self.conversation.append({"role": "assistant", "content": reply.content})
@@ -226,6 +240,7 @@ class Turn:
                 cache_read=usage.cache_read_tokens,
                 cache_write=usage.cache_write_tokens,
                 cost_usd=round(usage.cost_usd, 6),
+                cost_known=usage.cost_known,
             )
         )
 

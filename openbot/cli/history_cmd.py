@@ -14,6 +14,7 @@ import typer
 
 from openbot.cli.app import app
 from openbot.views.escapes import one_line, visible, visible_json
+from openbot.views.fields import money
 
 if TYPE_CHECKING:
     from openbot.state.history import SessionMeta
@@ -58,7 +59,7 @@ def _print_list(sessions: list[SessionMeta]) -> None:
 
 def _budget(b: dict[str, Any]) -> str:
     """`$0.12 of $5.00, 12,345 tokens, 3.2 min` from `Budget.status()`."""
-    cost = f"${b.get('cost_usd') or 0:.2f}"
+    cost = money(b.get("cost_usd") or 0, b.get("cost_known") is not False, places=2)
     cost += f" of ${b['max_cost_usd']:.2f}" if b.get("max_cost_usd") else ""
     tokens = f"{b.get('tokens') or 0:,} tokens" + (f" of {b['max_tokens']:,}" if b.get("max_tokens") else "")
     minutes = f"{b.get('minutes') or 0:.1f} min" + (

@@ -12,6 +12,7 @@ import typer
 
 from openbot.cli.app import app
 from openbot.errors import UsageError
+from openbot.views.fields import money
 
 OUTPUTS = ("text", "json", "jsonl")
 
@@ -163,7 +164,7 @@ def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
     lines = [
         f"openbot: run {r.run_id} {r.status}" + (f": {r.reason}" if r.reason else ""),
         f"  iterations {r.iterations} · commands {r.command_count} · tokens {sum(r.tokens.values()):,}"
-        f" · cost ${r.cost_usd:.4f}",
+        f" · cost {money(r.cost_usd, r.cost_known)}",
     ]
     if r.branch:
         lines.append(f"  branch {r.branch}" + (f" (from {r.base})" if r.base else ""))

@@ -113,6 +113,10 @@ class BotConfig:
     context_window: int = _f(0, "The model's window in tokens when its server does not say; 0 = default.")
     price_in_per_mtok: float = _f(0.0, "USD per million input tokens on an OpenAI-compatible server.")
     price_out_per_mtok: float = _f(0.0, "USD per million output tokens on an OpenAI-compatible server.")
+    server_compaction: bool = _f(
+        True,
+        "Let the API compact the conversation itself where the model supports it (else openbot's own).",
+    )
     # MCP servers and notifications: tables checked by config/mcp.py and config/notify.py (docs/MCP.md).
     mcp_servers: dict[str, Any] = _f({}, "MCP servers whose tools the bot may use: [mcp_servers.<name>].")
     notify: list[dict[str, Any]] = _f([], "Where to report how a run ended: [[notify]] with url or command.")

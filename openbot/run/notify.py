@@ -24,6 +24,7 @@ from typing import Any
 
 from openbot.config import envrefs
 from openbot.config.notify import NotifyTarget
+from openbot.views.fields import money
 
 DEADLINE_SECS = 10.0
 ATTEMPTS = 3
@@ -58,9 +59,8 @@ def slack_text(p: dict[str, Any]) -> str:
     lines = [head]
     tokens = sum((p.get("tokens") or {}).values())
     where = f"branch `{p['branch']}`" if p.get("branch") else "no branch"
-    lines.append(
-        f"{where} · {p.get('iterations', 0)} iterations · {tokens:,} tokens · ${p.get('cost_usd', 0):.2f}"
-    )
+    cost = money(p.get("cost_usd", 0), p.get("cost_known") is not False, places=2)
+    lines.append(f"{where} · {p.get('iterations', 0)} iterations · {tokens:,} tokens · {cost}")
     if p.get("summary"):
         lines.append(str(p["summary"]).splitlines()[0][:300])
     if p.get("action"):

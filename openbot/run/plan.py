@@ -15,6 +15,7 @@ from typing import Any
 from openbot.agent.models import parse_model, resolve_script
 from openbot.agent.models.base import ModelBackend
 from openbot.agent.models.catalog import ModelFacts, lookup
+from openbot.agent.models.params import server_trigger
 from openbot.agent.models.registry import load_backend
 from openbot.config.botconfig import BotConfig, resolve
 from openbot.config.bots import BotRef, find_bot
@@ -71,6 +72,7 @@ class RunPlan:
     notices: list[str] = field(default_factory=list)  # said first: which bot runs and why, skipped skills
     repo_skills: bool = False  # the repository's .openbot/skills/ reach the prompt (trusted)
     window: int | None = None  # the model's context window (Models API), None when unknown
+    server_compaction: bool = False  # the API compacts the conversation itself (openbot's is the fallback)
     warnings: list[str] = field(default_factory=list)  # said when the run starts (a deprecated model…)
 
 
@@ -122,6 +124,7 @@ def plan_run(req: RunRequest) -> RunPlan:
         notices=[n for n in [*notices, skipped] if n],
         repo_skills=repo_skills,
         window=facts.max_input_tokens if facts else None,
+        server_compaction=bool(facts and server_trigger(config, facts.compaction_window)),
         warnings=_model_warnings(model, facts),
     )
 
@@ -176,7 +179,7 @@ def _model(
             f"max_cost_usd = {config.max_cost_usd:g} cannot be enforced: no known price for {model!r}",
             hint="pass --allow-unknown-price to run with the cost unknown, or pick a priced model",
         )
-    options = options_from(config, facts.max_tokens)
+    options = options_from(config, facts.max_tokens, facts.compaction_window)
     return load_backend(model, options, output_ceiling=facts.max_tokens, config=config), facts
 
 

@@ -37,6 +37,7 @@ class RunResult:
             "reason": r.reason,
             "tokens": r.tokens,
             "cost_usd": round(r.cost_usd, 6),
+            "cost_known": r.cost_known,
             "command_count": r.command_count,
             "session_ids": r.session_ids,
             "wip_commits": r.wip_commits,

@@ -56,7 +56,7 @@ class Runner:
             model=GuardedModel(plan.backend, guard),
             tools=default_tools(config.command_timeout_secs),
             conversation=Conversation(rec.conversation_path, redactor.redact),
-            context=ContextKeeper(window=plan.window or CONTEXT_WINDOW),
+            context=ContextKeeper(plan.window or CONTEXT_WINDOW, server_compaction=plan.server_compaction),
             budget=budget,
             redactor=redactor,
             view=view,

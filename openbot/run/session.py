@@ -68,6 +68,7 @@ class RunParts:
         rec, base, spent = self.record, self.base_tokens, self.budget.spent.as_dict()
         rec.tokens = {k: base.get(k, 0) + spent.get(k, 0) for k in {**base, **spent}}
         rec.cost_usd = self.base_cost + self.budget.spent.cost_usd
+        rec.cost_known = rec.cost_known and self.budget.spent.cost_known
         rec.save(final=final)  # final: still written on a full disk
 
 

@@ -133,3 +133,12 @@ class GuardedModel:
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
         with self.guard.model_call():
             return self.inner.complete(request, sink)
+
+    def count_tokens(self, request: ModelRequest) -> int | None:
+        """The backend's own count of the prompt, where it can give one (optional for backends)."""
+        count = getattr(self.inner, "count_tokens", None)
+        if count is None:
+            return None
+        with self.guard.model_call():
+            result: int | None = count(request)
+            return result

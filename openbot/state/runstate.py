@@ -68,6 +68,7 @@ class RunRecord:
     command_count: int = 0
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float = 0.0
+    cost_known: bool = True  # False once any call was priced without a known price
 
     @property
     def dir(self) -> Path:

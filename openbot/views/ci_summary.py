@@ -91,7 +91,7 @@ def step_summary_markdown(result: Mapping[str, Any]) -> str:
     if "command_count" in result:
         row("Commands run", _cell(result.get("command_count")))
     row("Tokens", _tokens(result.get("tokens")))
-    row("Cost", _cost(result.get("cost_usd")))
+    row("Cost", _cost(result.get("cost_usd")) if result.get("cost_known") is not False else "?")
     action_message = f" — {_cell(result['action_message'])}" if result.get("action_message") else ""
     row("Action", _cell(result.get("action")) + action_message)
     if result.get("run_id"):

@@ -14,6 +14,11 @@ from typing import Any
 from openbot.views.escapes import visible
 
 
+def money(cost: float, known: bool = True, places: int = 4) -> str:
+    """A cost in USD, or "?" when part of it was priced without a known price."""
+    return f"${cost:.{places}f}" if known else "?"
+
+
 def json_text(value: Any) -> str:
     return visible(json.dumps(value, ensure_ascii=False, default=str))
 

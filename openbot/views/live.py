@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from openbot import events as ev
 from openbot.views.escapes import visible
-from openbot.views.fields import lines_of
+from openbot.views.fields import lines_of, money
 from openbot.views.transcript import (
     Boundary,
     Called,
@@ -48,6 +48,7 @@ class LiveView:
         self.broken = False
         self.tokens = 0
         self.cost = 0.0
+        self.cost_known = True
         self.budget: dict[str, object] | None = None
 
     def close(self) -> None:
@@ -71,7 +72,9 @@ class LiveView:
         """Tokens and cost so far, with the run's limits when it has them (set by the runner)."""
         b = self.budget or {}
         tokens = f"{self.tokens:,}" + (f" of {b['max_tokens']:,}" if b.get("max_tokens") else "") + " tokens"
-        cost = f"${self.cost:.4f}" + (f" of ${b['max_cost_usd']:.2f}" if b.get("max_cost_usd") else "")
+        cost = money(self.cost, self.cost_known) + (
+            f" of ${b['max_cost_usd']:.2f}" if b.get("max_cost_usd") else ""
+        )
         return f"{tokens} · {cost} so far"
 
     def emit(self, event: ev.Event) -> None:
@@ -106,6 +109,7 @@ class LiveView:
             case Spent():
                 self.tokens += e.total
                 self.cost += e.cost_usd
+                self.cost_known = self.cost_known and e.cost_known
             case Happened(kind="retry"):
                 self.line(f"  ! model call failed ({e.label}); {e.text}")
             case Happened(kind="error"):

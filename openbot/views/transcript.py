@@ -146,6 +146,7 @@ class Spent(Entry):
     model: str
     tokens: Mapping[str, int]  # input, output, cache_read, cache_write
     cost_usd: float
+    cost_known: bool = True
 
     @property
     def total(self) -> int:
@@ -211,7 +212,7 @@ def _boundary(r: Mapping[str, Any], kind: str) -> Boundary:
 
 def _spent(r: Mapping[str, Any]) -> Spent:
     tokens = {k: _i(r, k) or 0 for k in ("input", "output", "cache_read", "cache_write")}
-    return Spent(_s(r, "model"), tokens, _n(r, "cost_usd"))
+    return Spent(_s(r, "model"), tokens, _n(r, "cost_usd"), r.get("cost_known") is not False)
 
 
 def _parse(r: Mapping[str, Any], kind: str) -> Entry:

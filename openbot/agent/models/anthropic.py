@@ -92,11 +92,11 @@ class AnthropicModel:
         limit = min(request.max_tokens, self.output_ceiling)
         while True:
             reply = self._complete_once(request, limit, sink)
-            spent.add(reply.usage)
             bigger = min(limit * 2, self.output_ceiling)
             if not (reply.truncated and (reply.tool_uses or reply.empty) and bigger > limit):
-                reply.usage = spent
+                reply.usage = reply.usage.billed_with(spent)
                 return reply
+            spent.add(reply.usage)
             sink.emit(
                 Notice(
                     kind="reply_truncated",
@@ -106,6 +106,22 @@ class AnthropicModel:
                 )
             )
             limit = bigger
+
+    def count_tokens(self, request: ModelRequest) -> int | None:
+        """The API's own count of `request`'s prompt (`messages.count_tokens`, free of charge), or None
+        when it cannot be had now (the estimate then stands)."""
+        import anthropic
+
+        params = build_params(self.model, request, self.options)
+        keys = ("model", "messages", "system", "tools", "thinking", "output_config", "context_management")
+        kwargs = {k: params[k] for k in keys if k in params}
+        api = self.client.messages
+        if "betas" in params:
+            api, kwargs["betas"] = self.client.beta.messages, params["betas"]
+        try:
+            return int(api.count_tokens(**kwargs, timeout=30).input_tokens)
+        except (anthropic.AnthropicError, ValueError):
+            return None
 
     def _complete_once(self, request: ModelRequest, max_tokens: int, sink: EventSink) -> ModelReply:
         request = ModelRequest(request.system, request.tools, request.messages, max_tokens, request.deadline)
@@ -125,7 +141,7 @@ class AnthropicModel:
                 failed.add(self._priced(billed))
                 patience.wait(self._classify(e, failed), sink, failed)
                 continue
-            reply.usage.add(failed)
+            reply.usage = reply.usage.billed_with(failed)
             return reply
 
     def _attempt(
@@ -138,7 +154,9 @@ class AnthropicModel:
         )
         tool_json: dict[int, str] = {}  # each tool call's input as streamed, checked strictly at the end
         try:
-            with self.client.messages.stream(**params, timeout=timeout) as stream:
+            # A beta (server-side compaction) goes through the SDK's beta namespace, which sends the header.
+            api = self.client.beta.messages if "betas" in params else self.client.messages
+            with api.stream(**params, timeout=timeout) as stream:
                 # Raw events only: the stream also yields helper `text` events, which would double the text.
                 for event in stream:
                     if event.type == "message_start":
@@ -254,10 +272,26 @@ def _plain_block(block: Any) -> dict[str, Any] | None:
 
 
 def _copy_usage(api_usage: Any, usage: Usage) -> None:
+    """The API's usage into `usage`. When the API compacted the conversation in this request, the top-level
+    counts are the reply's own pass (the context it was made from) and `iterations` lists every billed
+    pass, the summarising one included: the bill is their sum."""
+    iterations = getattr(api_usage, "iterations", None)
+    if not iterations:
+        return _copy_counts(api_usage, usage)
+    top = Usage()
+    _copy_counts(api_usage, top)
+    for it in iterations:
+        part = Usage()
+        _copy_counts(it, part)
+        usage.add(part)
+    usage.context_tokens = top.prompt_tokens
+
+
+def _copy_counts(api_usage: Any, usage: Usage) -> None:
     usage.input_tokens = api_usage.input_tokens or 0
     usage.output_tokens = api_usage.output_tokens or 0
-    usage.cache_read_tokens = api_usage.cache_read_input_tokens or 0
-    usage.cache_write_tokens = api_usage.cache_creation_input_tokens or 0
+    usage.cache_read_tokens = getattr(api_usage, "cache_read_input_tokens", 0) or 0
+    usage.cache_write_tokens = getattr(api_usage, "cache_creation_input_tokens", 0) or 0
     creation = getattr(api_usage, "cache_creation", None)
     usage.cache_write_1h_tokens = (getattr(creation, "ephemeral_1h_input_tokens", 0) or 0) if creation else 0
 

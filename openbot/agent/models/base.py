@@ -34,6 +34,9 @@ class Usage:
     cost_usd: float = 0.0
     cache_write_1h_tokens: int = 0  # the part of cache_write_tokens written with the 1-hour TTL
     cost_known: bool = True  # False once any call was priced without a known price (shown as "?")
+    # The context the reply was made from, when it is not what was billed: a request in which the API
+    # compacted the conversation bills the summarising pass too (`usage.iterations`). 0: prompt_tokens.
+    context_tokens: int = 0
 
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
@@ -44,10 +47,23 @@ class Usage:
         self.cost_usd += other.cost_usd
         self.cost_known = self.cost_known and other.cost_known
 
+    def billed_with(self, earlier: Usage) -> Usage:
+        """This reply's usage plus what `earlier` attempts cost; the context stays this reply's."""
+        total = Usage()
+        total.add(earlier)
+        total.add(self)
+        total.context_tokens = self.context_size
+        return total
+
     @property
     def prompt_tokens(self) -> int:
         """The size of the request as the API counted it (input + cache read + cache write)."""
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def context_size(self) -> int:
+        """How large the conversation was for the model as it replied (what decides compaction)."""
+        return self.context_tokens or self.prompt_tokens
 
     @property
     def total_tokens(self) -> int:
@@ -72,6 +88,9 @@ class ModelOptions:
     cache_ttl: str = "5m"  # "5m" | "1h"
     patience_secs: float = 1800.0  # how long outages (429/529/5xx/cut or stalled streams) are waited out
     read_timeout_secs: float = 90.0  # silence on a stream longer than this is a stall
+    # Input tokens at which the API compacts the conversation itself (server-side compaction, for models
+    # whose Models API entry supports `compact_20260112`); 0 = openbot's own compaction only.
+    compaction_trigger: int = 0
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """What the Models API says about a model (`GET /v1/models/{id}`), cached under OPENBOT_HOME for a day.
 
 Asked at plan time, before anything is created: an unknown or retired model is a usage error (exit 2),
-a deprecated one a warning with its dates; `max_input_tokens` sizes the context window and `max_tokens`
-caps the output limit. When the API cannot be reached at plan time, the run goes on with the defaults
-(the run's own calls wait out the outage) and nothing is cached.
+a deprecated one a warning with its dates; `max_input_tokens` sizes the context window, `max_tokens`
+caps the output limit, and `capabilities` says whether the API can compact the conversation itself.
+When the API cannot be reached at plan time, the run goes on with the defaults (the run's own calls wait
+out the outage) and nothing is cached.
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ class ModelFacts:
     retires_at: str | None = None
     known: bool = True  # False: the lookup could not be made (no facts)
     note: str = ""  # a line for the user about the lookup itself (an OpenAI-compatible server not answering)
+    server_compaction: bool = False  # capabilities.context_management.compact_20260112.supported
+
+    @property
+    def compaction_window(self) -> int | None:
+        """The window, for a model whose API compacts conversations itself; None when it cannot."""
+        return (self.max_input_tokens or None) if self.server_compaction else None
 
     def warning(self) -> str:
         """A line for the user when the model is on its way out, else ""."""
@@ -107,4 +114,11 @@ def _ask(model: str, client: Any) -> ModelFacts:
         lifecycle=str(getattr(info, "lifecycle", None) or "active"),
         deprecated_at=_iso(getattr(info, "deprecated_at", None)),
         retires_at=_iso(getattr(info, "retires_at", None)),
+        server_compaction=_supports_compaction(info),
     )
+
+
+def _supports_compaction(info: Any) -> bool:
+    context = getattr(getattr(info, "capabilities", None), "context_management", None)
+    support = getattr(context, "compact_20260112", None)
+    return bool(getattr(context, "supported", False) and getattr(support, "supported", False))

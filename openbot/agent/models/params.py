@@ -9,6 +9,11 @@ message exactly as stored, so assistant turns go back exactly as they were recei
 Knobs (docs: "Extended thinking", "Adaptive thinking", "Effort", "Prompt caching"): `thinking` is
 `{"type": "disabled" | "adaptive"}` or `{"type": "enabled", "budget_tokens": N}` (N ≥ 1024 and below
 max_tokens); `effort` goes in `output_config`; the 1-hour cache TTL is `{"type": "ephemeral", "ttl": "1h"}`.
+
+Server-side compaction (docs: "Compaction", beta `compact-2026-01-12`): `context_management` carries a
+`compact_20260112` edit with an `input_tokens` trigger; the reply then starts with a `compaction` block,
+which is stored and sent back like any block (the API ignores everything before it), so the conversation
+stays append-only.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from typing import Any
 from openbot.agent.models.base import ModelOptions, ModelRequest
 
 UNMARKABLE = ("thinking", "redacted_thinking")
+COMPACTION_BETA = "compact-2026-01-12"
+MIN_COMPACTION_TRIGGER = 50_000  # the API's lowest accepted trigger
 MIN_THINKING_BUDGET = 1024
 
 
@@ -54,6 +61,11 @@ def build_params(model: str, request: ModelRequest, options: ModelOptions | None
         params["thinking"] = thinking
     if opts.effort:
         params["output_config"] = {"effort": opts.effort}
+    if opts.compaction_trigger:
+        trigger = max(MIN_COMPACTION_TRIGGER, opts.compaction_trigger)
+        edit = {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": trigger}}
+        params["context_management"] = {"edits": [edit]}
+        params["betas"] = [COMPACTION_BETA]
     return params
 
 
@@ -102,8 +114,16 @@ def _mark_last_block(msg: dict[str, Any], marker: dict[str, str]) -> None:
 LONG_WAIT_SECS = 300  # the 5-minute cache would expire during a wait this long
 
 
-def options_from(config: Any, output_ceiling: int | None = None) -> ModelOptions:
+SERVER_TRIGGER = 0.75  # of the window: the API compacts before openbot's own fallback would (0.8)
+
+
+def options_from(
+    config: Any, output_ceiling: int | None = None, server_window: int | None = None
+) -> ModelOptions:
     """The model knobs of a bot config (`openbot.config.botconfig.BotConfig`, read by name).
+
+    `server_window` is the window of a model whose API compacts conversations itself (None: it cannot);
+    the bot's `server_compaction = false` keeps compaction openbot's own.
 
     `cache_ttl = "auto"` takes the 1-hour TTL when a command may run, or the bot may sleep, longer than 5
     minutes: the 5-minute cache would expire meanwhile, and every wait would rewrite the whole prefix."""
@@ -118,4 +138,13 @@ def options_from(config: Any, output_ceiling: int | None = None) -> ModelOptions
         cache_ttl=ttl,
         patience_secs=config.api_patience_minutes * 60,
         read_timeout_secs=config.stall_timeout_secs,
+        compaction_trigger=server_trigger(config, server_window),
     )
+
+
+def server_trigger(config: Any, window: int | None) -> int:
+    """The input tokens at which the API should compact the conversation, or 0 (openbot's own only)."""
+    if not window or not getattr(config, "server_compaction", True):
+        return 0
+    trigger = max(MIN_COMPACTION_TRIGGER, int(window * SERVER_TRIGGER))
+    return trigger if trigger < window * 0.9 else 0  # a window too small for the API's lowest trigger

@@ -4,6 +4,7 @@ Routes: `POST /v1/messages` (SSE when `stream: true`, else JSON), `POST /v1/mess
 `GET /v1/models/{id}`. Before a scripted item is consumed, a request is checked as the API would:
 at most 4 cache breakpoints, every returned thinking block still bound to its prefix, and the prompt
 within the model's window ("prompt is too long: N tokens > M maximum") — such a 400 consumes nothing.
+A request asking for server-side compaction is compacted as the API would (`compaction`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from openbot.testing.fakeapi import wire
+from openbot.testing.fakeapi import compaction, wire
 from openbot.testing.fakeapi.script import HttpError, Reply
 
 
@@ -154,10 +155,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         path = self.path.split("?")[0]
         if path == "/v1/messages/count_tokens":
-            return self._json(200, {"input_tokens": wire.prompt_tokens(body)})
+            return self._json(200, {"input_tokens": wire.prompt_tokens(compaction.live(body))})
         if path != "/v1/messages":
             return self._error(HttpError(404, "not_found_error", f"FakeAnthropic: no route {self.path}", {}))
-        refused = self._invalid(body)
+        refused = compaction.missing_beta(body, dict(self.headers.items())) or self._invalid(body)
         if refused:
             return self._error(HttpError(400, "invalid_request_error", refused, {"x-should-retry": "false"}))
         item = self.api.respond(body) if self.api.respond is not None else None
@@ -167,9 +168,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(HttpError(500, "api_error", msg, {"x-should-retry": "false"}))
         if isinstance(item, HttpError):
             return self._error(item)
-        usage = self.api.simulate_usage(body)
+        usage = self.api.simulate_usage(compaction.live(body))
         usage["output_tokens"] = max(1, wire.tokens(len(wire.canon(wire.full_content(item, body)))))
         usage.update(item.usage or {})
+        item, usage = compaction.apply(item, body, usage)
         if body.get("stream"):
             self._stream(item, body, usage)
         else:
@@ -185,7 +187,8 @@ class _Handler(BaseHTTPRequestHandler):
         bad = wire.bad_signature(body)
         if bad:
             return bad
-        size, window = wire.prompt_tokens(body), self.api.window_of(str(body.get("model", "")))
+        size = wire.prompt_tokens(compaction.live(body))
+        window = self.api.window_of(str(body.get("model", "")))
         if size > window:
             return f"prompt is too long: {size} tokens > {window} maximum"
         return ""

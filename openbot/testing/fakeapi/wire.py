@@ -12,11 +12,39 @@ from openbot.testing.fakeapi.script import Reply
 MAX_BREAKPOINTS = 4
 DEFAULT_WINDOW = 1_000_000
 
+
+def _context_management(compaction: bool) -> dict[str, Any]:
+    """`capabilities.context_management` (anthropic/types/context_management_capability.py)."""
+    return {
+        "context_management": {
+            "supported": True,
+            "clear_thinking_20251015": {"supported": True},
+            "clear_tool_uses_20250919": {"supported": True},
+            "compact_20260112": {"supported": compaction},
+        }
+    }
+
+
 # The Models API's `ModelInfo` (anthropic/types/model_info.py) for the names tests use.
 MODELS: dict[str, dict[str, Any]] = {
-    "claude-sonnet-5-5": {"max_input_tokens": 1_000_000, "max_tokens": 128_000, "lifecycle": "active"},
-    "claude-opus-5-5": {"max_input_tokens": 1_000_000, "max_tokens": 128_000, "lifecycle": "active"},
-    "claude-haiku-4-5": {"max_input_tokens": 200_000, "max_tokens": 64_000, "lifecycle": "active"},
+    "claude-sonnet-5-5": {
+        "max_input_tokens": 1_000_000,
+        "max_tokens": 128_000,
+        "lifecycle": "active",
+        "capabilities": _context_management(True),
+    },
+    "claude-opus-5-5": {
+        "max_input_tokens": 1_000_000,
+        "max_tokens": 128_000,
+        "lifecycle": "active",
+        "capabilities": _context_management(True),
+    },
+    "claude-haiku-4-5": {
+        "max_input_tokens": 200_000,
+        "max_tokens": 64_000,
+        "lifecycle": "active",
+        "capabilities": _context_management(False),
+    },
     "claude-opus-4-1": {
         "max_input_tokens": 200_000,
         "max_tokens": 32_000,
@@ -152,6 +180,9 @@ def _block_events(block: dict[str, Any], raw_json: str | None, size: int) -> tup
         return {**block, "input": {}}, [
             {"type": "input_json_delta", "partial_json": p} for p in _split(text, size)
         ]
+    if block["type"] == "compaction":  # the summary arrives in one delta
+        delta = {"type": "compaction_delta", "content": block["content"], "encrypted_content": None}
+        return {"type": "compaction", "content": None, "encrypted_content": None}, [delta]
     if block["type"] == "thinking":
         deltas: list[Any] = [
             {"type": "thinking_delta", "thinking": p} for p in _split(block["thinking"], size)
