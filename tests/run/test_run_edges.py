@@ -13,6 +13,7 @@ from openbot import paths
 from openbot.state.conversation import Conversation
 from tests.helpers import (
     complete,
+    events,
     git,
     make_bot,
     metadata,
@@ -160,3 +161,27 @@ def test_a_killed_run_without_worktree_is_marked_by_the_next_run(repo: Path) -> 
     assert out.returncode == 0 and "had died" in out.stderr
     first = sessions("inplace")[0]
     assert metadata(first)["status"] == "failed" and "died" in metadata(first)["error"]
+
+
+def test_a_scripted_refusal_ends_the_run_refused_with_its_details(repo: Path) -> None:
+    """The scripted backend replays a refusal as the API sends it, so a bot's refusal handling (exit 4,
+    the category and explanation shown and recorded) can be dry-run offline."""
+    details = {"type": "refusal", "category": "cyber", "explanation": "Declined: exploit development."}
+    make_bot(
+        "shy",
+        [
+            {
+                "text": "I can't help with that.",
+                "tool_calls": [{"name": "shell", "input": {"command": "touch ran.txt"}}],
+                "stop_reason": "refusal",
+                "stop_details": details,
+            }
+        ],
+    )
+    out = run_cli("run", "shy", "--json", cwd=repo)
+    assert out.returncode == 4, out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "refused"
+    assert "cyber" in out.stderr and "Declined: exploit development." in out.stderr
+    [session] = sessions("shy")
+    assert not [e for e in events(session) if e["type"] in ("command", "command_started")]  # nothing ran

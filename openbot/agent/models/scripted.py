@@ -11,7 +11,8 @@ input with an example. Script format (JSON):
         {"text": "Nothing to do."}
     ]}
 
-A response may also give raw `content` blocks, a `stop_reason`, and `usage`
+A response may also give raw `content` blocks, a `stop_reason` (with `stop_details` for a refusal, as
+the API sends them: `{"type": "refusal", "category": …, "explanation": …}`), and `usage`
 (`{"input": n, "output": n, "cache_read": n, "cache_write": n}`); without usage, tokens are estimated
 from text length so budgets and the live view behave as with a real model. The cost is always 0.
 """
@@ -155,4 +156,11 @@ class ScriptedModel:
         stop = resp.get("stop_reason") or (
             "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
         )
-        return ModelReply(content=blocks, stop_reason=stop, usage=usage, model=self.model)
+        details = resp.get("stop_details")
+        return ModelReply(
+            content=blocks,
+            stop_reason=stop,
+            usage=usage,
+            model=self.model,
+            stop_details=details if isinstance(details, dict) else None,
+        )
