@@ -110,11 +110,13 @@ def tokens_sent(calls: int, window: int) -> tuple[int, int]:
 SYSTEM = "You are a careful coding bot. " * 800  # ~6k tokens, like a real system prompt with skills
 
 
-def anthropic_run(calls: int, window: int, thinking: bool) -> dict[str, object]:
-    """One turn of `calls` shell calls on the Anthropic backend against the loopback server."""
+def anthropic_run(calls: int, window: int, thinking: bool, server: bool = False) -> dict[str, object]:
+    """One turn of `calls` shell calls on the Anthropic backend against the loopback server; `server`:
+    the API compacts the conversation itself (server-side compaction at 75 % of the window)."""
     from openbot.agent.budget import Budget
     from openbot.agent.context import ContextKeeper
     from openbot.agent.models.anthropic import AnthropicModel
+    from openbot.agent.models.base import ModelOptions
     from openbot.agent.tools.base import ToolContext
     from openbot.agent.tools.registry import default_tools
     from openbot.agent.turn import Turn, TurnLimits
@@ -150,14 +152,16 @@ def anthropic_run(calls: int, window: int, thinking: bool) -> dict[str, object]:
         conv = Conversation()
         conv.add_user_text("Bench.")
         turn = Turn(
-            model=AnthropicModel("claude-sonnet-5-5"),
+            model=AnthropicModel(
+                "claude-sonnet-5-5", options=ModelOptions(compaction_trigger=int(window * 0.75) * server)
+            ),
             system=SYSTEM,
             tools=default_tools(),
             conversation=conv,
             ctx=ctx,
             limits=TurnLimits(1000, 1000),
             budget=Budget(),
-            context=ContextKeeper(window=window),
+            context=ContextKeeper(window=window, server_compaction=server),
         )
         outcome = "completed"
         try:
@@ -184,9 +188,9 @@ def anthropic_table() -> None:
         "| compactions | largest request | output tokens | cost (USD) | outcome |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    for thinking in (False, True):
-        r = anthropic_run(200, 200_000, thinking)
-        mode = "on" if thinking else "off"
+    for thinking, server in ((False, False), (True, False), (False, True), (True, True)):
+        r = anthropic_run(200, 200_000, thinking, server)
+        mode = ("on" if thinking else "off") + (", the API compacts" if server else ", openbot compacts")
         print(
             f"| thinking {mode} | {r['calls']} | {r['prompt']:,} | {r['read_share']:.1%} "
             f"| {r['compactions']} "
