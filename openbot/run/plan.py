@@ -100,10 +100,7 @@ def plan_run(req: RunRequest) -> RunPlan:
         preflight.check_conversation(resume.conversation_path)
     _check_sandbox(config, req.cwd)
     check_environment(config, str(bot_file.path), os.environ)  # an unset ${NAME} fails now, not mid-run
-    from openbot.paths import memory_file
-
-    memory = MemoryStore(memory_file(bot.name, project.slug))
-    memory.load()  # a damaged memory.json fails now, not mid-run
+    memory = _memory(bot, project)
     return RunPlan(
         bot=bot,
         config=config,
@@ -127,6 +124,15 @@ def plan_run(req: RunRequest) -> RunPlan:
         server_compaction=bool(facts and server_trigger(config, facts.compaction_window)),
         warnings=_model_warnings(model, facts),
     )
+
+
+def _memory(bot: BotRef, project: Project) -> MemoryStore:
+    """The bot's memory of the project, loaded now: a damaged memory.json fails before anything exists."""
+    from openbot.paths import memory_file
+
+    memory = MemoryStore(memory_file(bot.name, project.slug))
+    memory.load()
+    return memory
 
 
 def _flags(req: RunRequest) -> dict[str, Any]:

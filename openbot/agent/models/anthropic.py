@@ -20,6 +20,7 @@ import re
 import threading
 from typing import Any
 
+from openbot.agent.models.anthropic_wire import bad_tool_json, copy_usage, plain_block
 from openbot.agent.models.base import TRUNCATED, ModelOptions, ModelReply, ModelRequest, PromptTooLong, Usage
 from openbot.agent.models.outage import Outage, Patience, retry_after
 from openbot.agent.models.params import build_params
@@ -160,7 +161,7 @@ class AnthropicModel:
                 # Raw events only: the stream also yields helper `text` events, which would double the text.
                 for event in stream:
                     if event.type == "message_start":
-                        _copy_usage(event.message.usage, billed)
+                        copy_usage(event.message.usage, billed)
                     elif event.type == "message_delta":
                         billed.output_tokens = event.usage.output_tokens
                     elif event.type == "content_block_delta" and event.delta.type == "text_delta":
@@ -175,14 +176,14 @@ class AnthropicModel:
             return self._defect(billed, f"a tool call's input is not valid JSON: {e}")
         if message.stop_reason is None:
             raise Outage("unavailable", "the stream ended before message_stop", at_once=True)
-        bad = _bad_tool_json(tool_json)
+        bad = bad_tool_json(tool_json)
         if bad and message.stop_reason not in TRUNCATED:  # a cut input is the truncation's, handled there
             return self._defect(billed, f"a tool call's input is not valid JSON: {bad}")
         usage = Usage()
-        _copy_usage(message.usage, usage)
+        copy_usage(message.usage, usage)
         details = message.stop_details.model_dump(mode="json") if message.stop_details else None
         return ModelReply(
-            content=[b for b in (_plain_block(block) for block in message.content) if b],
+            content=[b for b in (plain_block(block) for block in message.content) if b],
             stop_reason=message.stop_reason,
             usage=self._priced(usage),
             model=message.model or self.model,
@@ -242,58 +243,6 @@ def _classify_status(e: Any, failed: Usage) -> Outage:
     if status == 429:
         return Outage("rate limited", f"HTTP 429 {kind}: {message}", wait)
     return Outage("unavailable", f"server error {where} {kind}: {message}", wait, at_once=broken)
-
-
-def _bad_tool_json(streamed: dict[int, str]) -> str:
-    """The first streamed tool input that strict JSON parsing rejects (the SDK parses leniently), or ""."""
-    import json
-
-    for text in streamed.values():
-        try:
-            value = json.loads(text) if text else {}
-        except ValueError as e:
-            return f"{e}: {text[:200]}"
-        if not isinstance(value, dict):
-            return f"not an object: {text[:200]}"
-    return ""
-
-
-def _plain_block(block: Any) -> dict[str, Any] | None:
-    """An SDK content block as the plain dict the conversation stores (None for an empty text block)."""
-    if block.type == "text":
-        return {"type": "text", "text": block.text} if block.text else None
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    if block.type == "thinking":  # sent back exactly as received, signature included
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
-    if block.type == "redacted_thinking":
-        return {"type": "redacted_thinking", "data": block.data}
-    return dict(block.model_dump(mode="json", exclude_none=True))
-
-
-def _copy_usage(api_usage: Any, usage: Usage) -> None:
-    """The API's usage into `usage`. When the API compacted the conversation in this request, the top-level
-    counts are the reply's own pass (the context it was made from) and `iterations` lists every billed
-    pass, the summarising one included: the bill is their sum."""
-    iterations = getattr(api_usage, "iterations", None)
-    if not iterations:
-        return _copy_counts(api_usage, usage)
-    top = Usage()
-    _copy_counts(api_usage, top)
-    for it in iterations:
-        part = Usage()
-        _copy_counts(it, part)
-        usage.add(part)
-    usage.context_tokens = top.prompt_tokens
-
-
-def _copy_counts(api_usage: Any, usage: Usage) -> None:
-    usage.input_tokens = api_usage.input_tokens or 0
-    usage.output_tokens = api_usage.output_tokens or 0
-    usage.cache_read_tokens = getattr(api_usage, "cache_read_input_tokens", 0) or 0
-    usage.cache_write_tokens = getattr(api_usage, "cache_creation_input_tokens", 0) or 0
-    creation = getattr(api_usage, "cache_creation", None)
-    usage.cache_write_1h_tokens = (getattr(creation, "ephemeral_1h_input_tokens", 0) or 0) if creation else 0
 
 
 def _error_body(e: Any) -> dict[str, Any]:
