@@ -7,7 +7,12 @@ included), logging it, and sending the next request. "own" subtracts what `bash 
 measured here the same way (a subprocess, median of 200), so it is openbot's overhead beyond the command.
 Reported per segment of the run (calls 1–10, the middle, the last 10), so growth along the run shows.
 
+`--latency-ms` makes the server wait that long before each answer, as a real model does before its
+first token (and subtracts it): work openbot does meanwhile — booting the next command's sandbox —
+is then off the round trip, as in a real run.
+
 Usage: python scripts/bench_round_trip.py [--calls 200] [--sandbox workspace-write] [--rounds 3]
+       [--latency-ms 0]
 """
 
 from __future__ import annotations
@@ -31,13 +36,14 @@ from openbot.testing.fakeapi import FakeAnthropic, Reply, reply  # noqa: E402
 MODEL = "claude-sonnet-5-5"
 
 
-def answer(calls: int, arrivals: list[float]) -> Any:
+def answer(calls: int, arrivals: list[float], latency: float = 0.0) -> Any:
     lock = threading.Lock()
 
     def respond(body: dict[str, Any]) -> Reply:
         with lock:
             arrivals.append(time.monotonic())
             n = len(arrivals)
+        time.sleep(latency)  # a real model takes this long to its first token
         if n <= calls:  # each command distinct: the same call five times over is "stuck"
             return reply("", [{"name": "shell", "input": {"command": f"true {n}"}, "id": f"toolu_rt_{n}"}])
         done = {"summary": "done", "action": "discard"}
@@ -55,13 +61,11 @@ def bare_command_ms() -> float:
     return statistics.median(times) * 1000
 
 
-def one_run(calls: int, sandbox: str) -> list[float]:
-    """The round trips of one run, in ms (request k → request k+1)."""
+def one_run(calls: int, sandbox: str, latency: float) -> list[float]:
+    """The round trips of one run, in ms (request k → request k+1), less the model's simulated latency."""
     arrivals: list[float] = []
-    with (
-        tempfile.TemporaryDirectory(prefix="bench-rt-") as tmp,
-        FakeAnthropic(respond=answer(calls, arrivals)) as api,
-    ):
+    respond = answer(calls, arrivals, latency)
+    with tempfile.TemporaryDirectory(prefix="bench-rt-") as tmp, FakeAnthropic(respond=respond) as api:
         home, repo = Path(tmp) / "home", Path(tmp) / "repo"
         env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
         env |= {"GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
@@ -86,7 +90,7 @@ def one_run(calls: int, sandbox: str) -> list[float]:
             raise SystemExit(
                 f"run failed ({out.returncode}, {len(arrivals)} requests):\n{out.stderr[-2000:]}"
             )
-    return [(b - a) * 1000 for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    return [(b - a - latency) * 1000 for a, b in zip(arrivals, arrivals[1:], strict=False)]
 
 
 def main() -> None:
@@ -94,8 +98,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--sandbox", default="workspace-write")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--latency-ms", type=float, default=0, help="the model's time to answer")
     args = parser.parse_args()
-    runs = [one_run(args.calls, args.sandbox) for _ in range(args.rounds)]
+    runs = [one_run(args.calls, args.sandbox, args.latency_ms / 1000) for _ in range(args.rounds)]
     bare = bare_command_ms()
     n = args.calls
     mid = n // 2
@@ -104,7 +109,10 @@ def main() -> None:
         (f"calls {mid - 4}–{mid + 5}", mid - 5, mid + 5),
         (f"calls {n - 9}–{n}", n - 10, n),
     ]
-    print(f"sandbox {args.sandbox}; `bash -c true` alone: {bare:.1f} ms; load {os.getloadavg()[0]:.2f}")
+    print(
+        f"sandbox {args.sandbox}; model latency {args.latency_ms:g} ms (subtracted); `bash -c true` alone:"
+        f" {bare:.1f} ms; load {os.getloadavg()[0]:.2f}"
+    )
     print("| segment | round trip (median ms) | openbot's own (ms, beyond `bash -c true`) |")
     print("|---|---:|---:|")
     for label, lo, hi in [*segments, ("all", 0, n)]:

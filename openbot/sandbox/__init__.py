@@ -73,13 +73,19 @@ class SandboxPolicy:
         return any(path == w or path.is_relative_to(w) for w in self.writable)
 
     def wrap(
-        self, argv: list[str], *, also_writable: Sequence[Path] = (), also_readable: Sequence[Path] = ()
+        self,
+        argv: list[str],
+        *,
+        also_writable: Sequence[Path] = (),
+        also_readable: Sequence[Path] = (),
+        launcher_options: Sequence[str] = (),
     ) -> list[str]:
         """The argv that runs `argv` confined, or `argv` itself when unconfined.
 
         `also_writable` adds existing paths for this command only — e.g. the file its stdout goes to, so
         that `> /dev/stdout` (which reopens the file by path) is not denied; `also_readable` keeps paths
-        visible that would otherwise be hidden (the command logs the model is told to read).
+        visible that would otherwise be hidden (the command logs the model is told to read);
+        `launcher_options` go to launch.py (`--command-fd=N`: the command comes later, on that fd).
         """
         if not self.confined:
             return list(argv)
@@ -92,6 +98,7 @@ class SandboxPolicy:
                 *(sys.executable, "-I", "-S", str(_LAUNCHER)),
                 *writable,
                 *(["--allow-tcp"] if allow_tcp else []),
+                *launcher_options,
                 "--",
                 *command,
             ]

@@ -20,6 +20,7 @@ from typing import Any
 
 from openbot.agent.compact import OutputCompactor
 from openbot.agent.models.base import ToolSpec
+from openbot.agent.tools import shell_spare
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
 from openbot.agent.tools.shell_process import _Run
 from openbot.events import Command, CommandStarted
@@ -67,6 +68,7 @@ class ShellTool:
 
     def __init__(self, default_timeout_secs: float = 600.0) -> None:
         self.spec = _spec(default_timeout_secs)
+        self.spares = shell_spare.Spares()
 
     def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
         command: str = input["command"]
@@ -83,21 +85,22 @@ class ShellTool:
             argv = [_TIMEOUT_BIN, "--kill-after=5", f"{int(timeout) + DEAD_MAN_GRACE_SECS}", *argv]
         env = dict(ctx.env)
         if ctx.sandbox is not None:
-            # stdout is the log file: `> /dev/stdout` reopens it by path, so it must be writable.
-            argv = ctx.sandbox.wrap(argv, also_writable=[log_path])
             env.update(ctx.sandbox.env())
 
         ctx.sink.emit(CommandStarted(command=command))
         ctx.command_count += 1
         started = time.monotonic()
         try:
-            run = _start(argv, env, ctx.workdir, log_fd, compactor, StreamRedactor(ctx.redact), contained)
+            proc = self._launch(argv, env, ctx, contained, log_path)
+            run = _Run(proc, log_fd, compactor, StreamRedactor(ctx.redact), contained)
             run.pump(started + timeout, ctx.cancel)
         except ToolFailed:
             log_path.unlink(missing_ok=True)
             raise
         finally:
             os.close(log_fd)
+        if ctx.sandbox is not None and _spare_fits(ctx):  # the next sandbox boots while the model answers
+            self.spares.prepare(ctx.sandbox, ctx.workdir, env, contained)
         duration_ms = int((time.monotonic() - started) * 1000)
         output = compactor.result()
         if not compactor.compacted:
@@ -117,6 +120,36 @@ class ShellTool:
         )
         head = _head(run.killed, timeout, exit_code)
         return ToolOutput(f"{head}\n{output}" if output else head, is_error=bool(run.killed))
+
+    def _launch(
+        self, argv: list[str], env: dict[str, str], ctx: ToolContext, contained: bool, log: Path
+    ) -> subprocess.Popen[bytes]:
+        """The command's process: a spare sandbox handed the command, or one started for it now."""
+        try:
+            if _spare_fits(ctx):
+                assert ctx.sandbox is not None
+                spare = self.spares.take(ctx.sandbox, ctx.workdir, env, contained)
+                try:
+                    shell_spare.send(spare, ctx.workdir, argv, env)
+                except OSError:  # it died while waiting: once more with a fresh one
+                    shell_spare.discard(spare)
+                    spare = shell_spare.start(ctx.sandbox, ctx.workdir, env, contained)
+                    shell_spare.send(spare, ctx.workdir, argv, env)
+                return spare.proc
+            if ctx.sandbox is not None:
+                # `> /dev/stdout` reopens the output by path; allowed as well for sandboxes without a spare.
+                argv = ctx.sandbox.wrap(argv, also_writable=[log])
+            return subprocess.Popen(
+                argv,
+                cwd=ctx.workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own group (stopped as one) and no controlling terminal
+            )
+        except OSError as e:
+            raise ToolFailed(f"could not start the command: {e}") from None
 
 
 def _timeout(input: dict[str, Any], ctx: ToolContext) -> float:
@@ -138,29 +171,6 @@ def _head(killed: str | None, timeout: float, exit_code: int | None) -> str:
     return f"exit code: {exit_code}"
 
 
-def _start(
-    argv: list[str],
-    env: dict[str, str],
-    cwd: Path,
-    log_fd: int,
-    compactor: OutputCompactor,
-    redactor: StreamRedactor,
-    contained: bool,
-) -> _Run:
-    """The command as the leader of a process group of its own. Outside bwrap, also of a session of its
-    own (no controlling terminal); inside, bwrap's --new-session gives the command that, and a plain new
-    group lets CPython spawn with vfork: ~3 ms a command less once the SDK has made openbot large."""
-    group: dict[str, Any] = {"process_group": 0} if contained else {"start_new_session": True}
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            **group,
-        )
-    except OSError as e:
-        raise ToolFailed(f"could not start the command: {e}") from None
-    return _Run(proc, log_fd, compactor, redactor, contained)
+def _spare_fits(ctx: ToolContext) -> bool:
+    """Confined by the Landlock launcher, which is what waits for a command in a spare."""
+    return ctx.sandbox is not None and ctx.sandbox.confined and getattr(ctx.sandbox, "landlock", False)
