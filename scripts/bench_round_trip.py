@@ -3,8 +3,10 @@
 The real CLI (`python -m openbot run`) and the real SDK talk to `openbot.testing.fakeapi` (which answers
 with TCP_NODELAY, as a real API edge does, and at once). The time between two consecutive model requests is
 one round trip: openbot receiving and judging the reply, running `true` through the shell tool (sandbox
-included), logging it, and sending the next request. "own" subtracts what `bash -c true` costs on its own,
-measured here the same way (a subprocess, median of 200), so it is openbot's overhead beyond the command.
+included), logging it, and sending the next request. A bare SDK loop (no tools, no logs, a conversation
+growing the same way) against the same server gives the model side's share (the SDK, HTTP, the stand-in
+server); "own" subtracts it and what `bash -c true` costs on its own (a subprocess, median of 200): what
+openbot adds per tool call beyond the command, sandbox included.
 Reported per segment of the run (calls 1–10, the middle, the last 10), so growth along the run shows.
 
 `--latency-ms` makes the server wait that long before each answer, as a real model does before its
@@ -93,6 +95,35 @@ def one_run(calls: int, sandbox: str, latency: float) -> list[float]:
     return [(b - a - latency) * 1000 for a, b in zip(arrivals, arrivals[1:], strict=False)]
 
 
+SDK_LOOP = """
+import os, sys, anthropic
+client = anthropic.Anthropic(max_retries=0)
+tools = [{"name": "shell", "description": "Run a command. " * 60, "input_schema": {"type": "object",
+          "properties": {"command": {"type": "string"}}, "required": ["command"]}}]
+messages = [{"role": "user", "content": "Bench."}]
+while True:
+    with client.messages.stream(model=sys.argv[1], max_tokens=8192, system="You are a bot. " * 500,
+                                tools=tools, messages=messages) as stream:
+        message = stream.get_final_message()
+    calls = [b for b in message.content if b.type == "tool_use"]
+    if not calls or calls[0].name != "shell":
+        break
+    content = [b.model_dump(exclude_none=True) for b in message.content]
+    messages.append({"role": "assistant", "content": content})
+    messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": calls[0].id,
+                                                  "content": "exit code: 0"}]})
+"""
+
+
+def sdk_baseline(calls: int, latency: float) -> list[float]:
+    """The same round trips made by a bare SDK loop (no tool run, nothing logged): the model side's share."""
+    arrivals: list[float] = []
+    with FakeAnthropic(respond=answer(calls, arrivals, latency)) as api:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-ant-rt-0"}
+        subprocess.run([sys.executable, "-c", SDK_LOOP, MODEL], env=env, check=True)
+    return [(b - a - latency) * 1000 for a, b in zip(arrivals, arrivals[1:], strict=False)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=200)
@@ -100,7 +131,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-ms", type=float, default=0, help="the model's time to answer")
     args = parser.parse_args()
-    runs = [one_run(args.calls, args.sandbox, args.latency_ms / 1000) for _ in range(args.rounds)]
+    runs, sdk = [], []
+    for _ in range(args.rounds):  # interleaved: a busy machine slows both alike
+        runs.append(one_run(args.calls, args.sandbox, args.latency_ms / 1000))
+        sdk.append(sdk_baseline(args.calls, args.latency_ms / 1000))
     bare = bare_command_ms()
     n = args.calls
     mid = n // 2
@@ -113,11 +147,14 @@ def main() -> None:
         f"sandbox {args.sandbox}; model latency {args.latency_ms:g} ms (subtracted); `bash -c true` alone:"
         f" {bare:.1f} ms; load {os.getloadavg()[0]:.2f}"
     )
-    print("| segment | round trip (median ms) | openbot's own (ms, beyond `bash -c true`) |")
-    print("|---|---:|---:|")
+    print(
+        "| segment | openbot round trip | bare SDK loop | openbot's own, beyond the SDK and `bash -c true` |"
+    )
+    print("|---|---:|---:|---:|")
     for label, lo, hi in [*segments, ("all", 0, n)]:
         med = statistics.median(statistics.median(r[lo:hi]) for r in runs)
-        print(f"| {label} | {med:.1f} | {med - bare:.1f} |")
+        base = statistics.median(statistics.median(r[lo:hi]) for r in sdk)
+        print(f"| {label} | {med:.1f} ms | {base:.1f} ms | {med - base - bare:.1f} ms |")
 
 
 if __name__ == "__main__":
