@@ -10,6 +10,7 @@ excerpts (secrets that span a newline are not recognised; see redact.StreamRedac
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -134,7 +135,8 @@ class ShellTool:
                 except OSError:  # it died while waiting: once more with a fresh one
                     shell_spare.discard(spare)
                     spare = shell_spare.start(ctx.sandbox, ctx.workdir, env, contained)
-                    shell_spare.send(spare, ctx.workdir, argv, env)
+                    with contextlib.suppress(OSError):  # the launcher failed: its output and 125 say why
+                        shell_spare.send(spare, ctx.workdir, argv, env)
                 return spare.proc
             if ctx.sandbox is not None:
                 # `> /dev/stdout` reopens the output by path; allowed as well for sandboxes without a spare.
