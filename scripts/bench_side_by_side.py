@@ -307,16 +307,21 @@ PEERS: dict[str, tuple[str, Callable[[Path, str, str], tuple[list[str], dict[str
 }
 
 
-def run_once(peer: str, urls: dict[str, str], logs: dict[str, Log], sandbox: str) -> dict[str, Any]:
+def run_once(
+    peer: str, urls: dict[str, str], logs: dict[str, Log], sandbox: str, state: Path
+) -> dict[str, Any]:
+    """One run in a fresh repository; `state` (HOME, the peer's config dir) is kept from run to run, as a
+    user's is, so the warm-up run leaves what a first run makes (openbot: the Models API answer)."""
     wire, build = PEERS[peer]
     with tempfile.TemporaryDirectory(prefix=f"bench-{peer}-", dir=os.environ.get("BENCH_DIR")) as tmp:
         work = Path(tmp)
         repo = make_repo(work / "repo")
-        argv, env = build(work, urls[wire], sandbox)
+        (state / peer).mkdir(parents=True, exist_ok=True)
+        argv, env = build(state / peer, urls[wire], sandbox)
         logs[wire].reset()
         load = os.getloadavg()[0]
         stats, out = work / "stats.json", work / "out.log"
-        full_env = {**os.environ, **env, "HOME": str(work)}
+        full_env = {**os.environ, **env, "HOME": str(state / peer)}
         subprocess.run(
             [sys.executable, "-c", WRAPPER, str(stats), str(out), *argv], cwd=repo, env=full_env, timeout=600
         )
@@ -394,13 +399,14 @@ def main() -> None:
     api, responses = start_anthropic(logs["anthropic"]), start_responses(logs["responses"])
     host, port = responses.server_address[:2]
     urls = {"anthropic": api.base_url, "responses": f"http://{host!s}:{port}"}
+    state = Path(tempfile.mkdtemp(prefix="bench-state-", dir=os.environ.get("BENCH_DIR")))
     for peer in peers:  # warm-up, not counted: disk caches, compiled bytecode, first-run files
-        run_once(peer, urls, logs, args.sandbox)
+        run_once(peer, urls, logs, args.sandbox, state)
     results = []
     for n in range(args.rounds):
         order = peers[n % len(peers) :] + peers[: n % len(peers)]
         for peer in order:
-            r = run_once(peer, urls, logs, args.sandbox)
+            r = run_once(peer, urls, logs, args.sandbox, state)
             results.append(r)
             print(
                 f"round {n + 1} {peer}: "
@@ -411,6 +417,7 @@ def main() -> None:
                 ),
                 file=sys.stderr,
             )
+    shutil.rmtree(state, ignore_errors=True)
     print(table(results, peers))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))

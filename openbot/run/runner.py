@@ -9,6 +9,7 @@ Runner.execute
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from itertools import count
@@ -164,6 +165,7 @@ class Runner:
         try:
             if self.mcp is not None:
                 self.mcp.close()  # before the WIP commit: a server must not write into it
+            self._close_tools()
             failure = self.guard.saving(lambda: self.parts.workspace.close(self.completion))
             if failure:
                 self._set_status("failed", EXIT_FAILED, failure)
@@ -179,6 +181,15 @@ class Runner:
                 self.run_log.close()
             self._save_last_session()
             self.parts.save_totals(final=True)
+
+    def _close_tools(self) -> None:
+        """The shell's waiting sandbox stops before its worktree goes; nothing here may keep the work
+        from being saved."""
+        for tool in self.parts.tools:
+            close = getattr(tool, "close", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    close()
 
     def _save_last_session(self) -> None:
         """The last session's final metadata (its action, the WIP commit); on a full disk, in place."""

@@ -67,3 +67,30 @@ def test_a_discarded_spare_is_stopped_and_reaped() -> None:
     assert proc.returncode is not None and spare.command_fd == -1
     assert os.read(read_end, 1) == b""  # its end of the command pipe was closed: a launcher would exit
     os.close(read_end)
+
+
+@needs_landlock
+def test_the_shell_tool_keeps_one_spare_and_stops_it_when_closed(run: Run) -> None:
+    from openbot.agent.tools.base import ToolContext
+    from openbot.agent.tools.shell import ShellTool
+    from openbot.events import ListSink
+
+    policy = run.policy("workspace-write")
+    ctx = ToolContext(
+        workdir=run.worktree,
+        session_dir=run.tmp / "session",
+        env={"PATH": os.environ["PATH"]},
+        sink=ListSink(),
+        sandbox=policy,
+    )
+    tool = ShellTool()
+    first = tool.run({"command": "echo one"}, ctx, "t1")
+    spare = tool.spares.spare
+    assert first.content == "exit code: 0\none\n" and spare is not None and spare.proc.poll() is None
+    second = tool.run({"command": f"touch {run.home}/escaped; echo two"}, ctx, "t2")
+    assert "cannot touch" in second.content and not (run.home / "escaped").exists()
+    assert spare.proc.returncode is not None  # the spare ran the second command, confined
+    waiting = tool.spares.spare
+    assert waiting is not None and waiting is not spare
+    tool.close()
+    assert waiting.proc.returncode is not None and tool.spares.spare is None

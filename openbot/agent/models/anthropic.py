@@ -75,9 +75,14 @@ class AnthropicModel:
 
     def _new_client(self) -> Any:
         if self._client is None:
+            import gc
+
             import anthropic  # slow (~2 s): only in runs that call the API
 
             self._client = anthropic.Anthropic(max_retries=0)
+            # The SDK's ~3,300 modules and their objects live as long as the process: out of the cyclic
+            # collector's reach, its full collections stop walking them on every round trip of a long run.
+            gc.freeze()
         return self._client
 
     @property

@@ -100,9 +100,9 @@ class ShellTool:
             raise
         finally:
             os.close(log_fd)
-        if ctx.sandbox is not None and _spare_fits(ctx):  # the next sandbox boots while the model answers
-            self.spares.prepare(ctx.sandbox, ctx.workdir, env, contained)
         duration_ms = int((time.monotonic() - started) * 1000)
+        if ctx.sandbox is not None and _spare_fits(ctx) and not ctx.cancel.is_set():
+            self.spares.prepare(ctx.sandbox, ctx.workdir, env, contained)  # boots while the model answers
         output = compactor.result()
         if not compactor.compacted:
             log_path.unlink(missing_ok=True)
@@ -121,6 +121,10 @@ class ShellTool:
         )
         head = _head(run.killed, timeout, exit_code)
         return ToolOutput(f"{head}\n{output}" if output else head, is_error=bool(run.killed))
+
+    def close(self) -> None:
+        """Stop the sandbox waiting for a next command (the run is ending)."""
+        self.spares.close()
 
     def _launch(
         self, argv: list[str], env: dict[str, str], ctx: ToolContext, contained: bool, log: Path

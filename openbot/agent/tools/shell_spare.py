@@ -106,6 +106,11 @@ class Spares:
             spare = None
         return spare or start(policy, cwd, env, contained)
 
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()  # discards the spare, once
+        self.spare, self._finalizer = None, None
+
     def prepare(self, policy: SandboxPolicy, cwd: Path, env: dict[str, str], contained: bool) -> None:
         """Start the spare for the next command (a failure here only means the next one starts cold)."""
         try:
