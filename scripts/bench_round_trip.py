@@ -4,7 +4,8 @@ The real CLI (`python -m openbot run`) and the real SDK talk to `openbot.testing
 with TCP_NODELAY, as a real API edge does, and at once). The time between two consecutive model requests is
 one round trip: openbot receiving and judging the reply, running `true` through the shell tool (sandbox
 included), logging it, and sending the next request. A bare SDK loop (no tools, no logs, a conversation
-growing the same way) against the same server gives the model side's share (the SDK, HTTP, the stand-in
+growing the same way, cache breakpoints set the same way) against the same server gives the model side's
+share (the SDK, HTTP, the stand-in
 server); "own" subtracts it and what `bash -c true` costs on its own (a subprocess, median of 200): what
 openbot adds per tool call beyond the command, sandbox included.
 Reported per segment of the run (calls 1–10, the middle, the last 10), so growth along the run shows.
@@ -98,12 +99,24 @@ def one_run(calls: int, sandbox: str, latency: float) -> list[float]:
 SDK_LOOP = """
 import os, sys, anthropic
 client = anthropic.Anthropic(max_retries=0)
-tools = [{"name": "shell", "description": "Run a command. " * 60, "input_schema": {"type": "object",
-          "properties": {"command": {"type": "string"}}, "required": ["command"]}}]
-messages = [{"role": "user", "content": "Bench."}]
+mark = {"type": "ephemeral"}
+tools = [{"name": "shell", "description": "Run a command. " * 60, "cache_control": mark, "input_schema":
+          {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}]
+system = [{"type": "text", "text": "You are a bot. " * 500, "cache_control": mark}]
+messages = [{"role": "user", "content": [{"type": "text", "text": "Bench."}]}]
+
+def marked(messages):  # breakpoints as openbot sets them: the newest message, the user message before it
+    out = list(messages)
+    users = [i for i, m in enumerate(out[:-1]) if m["role"] == "user"]
+    for i in [len(out) - 1, *users[-1:]]:
+        blocks = [dict(b) for b in out[i]["content"]]
+        blocks[-1]["cache_control"] = mark
+        out[i] = {**out[i], "content": blocks}
+    return out
+
 while True:
-    with client.messages.stream(model=sys.argv[1], max_tokens=8192, system="You are a bot. " * 500,
-                                tools=tools, messages=messages) as stream:
+    with client.messages.stream(model=sys.argv[1], max_tokens=8192, system=system, tools=tools,
+                                messages=marked(messages)) as stream:
         message = stream.get_final_message()
     calls = [b for b in message.content if b.type == "tool_use"]
     if not calls or calls[0].name != "shell":
