@@ -55,14 +55,7 @@ def object_path(store: Path, oid: str) -> Path:
 
 def check_objects(common_dir: Path, workdir: Path, commit: str) -> None:
     """UsageError (exit 2) when the clone lacks LFS objects of `commit` (git-lfs installed and set up)."""
-    if not installed() or not configured(common_dir) or not _uses_lfs(common_dir, workdir, commit):
-        return  # without git-lfs the checkout holds pointers, as the user's own would
-    try:
-        files = tree_pointers(common_dir, workdir, commit)
-    except GitError:
-        return  # not listable: the checkout will say what is wrong, in git-lfs's own words
-    store = storage(common_dir)
-    missing = [path for path, oid in files.items() if not object_path(store, oid).is_file()]
+    missing = missing_objects(common_dir, commit, workdir)
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
         at = commit if commit == "HEAD" else commit[:12]
@@ -73,19 +66,32 @@ def check_objects(common_dir: Path, workdir: Path, commit: str) -> None:
         )
 
 
-def _uses_lfs(common_dir: Path, workdir: Path, commit: str) -> bool:
+def missing_objects(git_dir: Path, commit: str, workdir: Path | None = None) -> list[str]:
+    """The LFS files of `commit` whose objects `git_dir`'s LFS store lacks (none without git-lfs). With no
+    `workdir` to read attributes in (a submodule's repository), every pointer blob counts as an LFS file."""
+    if not installed() or not configured(git_dir) or not _uses_lfs(git_dir, commit):
+        return []  # without git-lfs the checkout holds pointers, as the user's own would
+    try:
+        files = tree_pointers(git_dir, commit, workdir)
+    except GitError:
+        return []  # not listable: the checkout will say what is wrong, in git-lfs's own words
+    store = storage(git_dir)
+    return [path for path, oid in files.items() if not object_path(store, oid).is_file()]
+
+
+def _uses_lfs(git_dir: Path, commit: str) -> bool:
     """A `.gitattributes` of `commit` (or the repository's info/attributes) names the lfs filter: a quick
     look (~10 ms on 20,000 files) that spares scanning the tree where git-lfs is merely installed."""
     attributes = (".gitattributes", ":(glob)**/.gitattributes")
-    grep = run_git(
-        workdir, "grep", "-q", "-I", "-F", "-e", "filter=lfs", commit, "--", *attributes, check=False
-    )
-    info = common_dir / "info" / "attributes"
-    return grep.returncode == 0 or (info.is_file() and "filter=lfs" in info.read_text(errors="replace"))
+    grep = ("grep", "-q", "-I", "-F", "-e", "filter=lfs", commit, "--", *attributes)
+    found = run_git(git_dir, f"--git-dir={git_dir}", *grep, check=False).returncode == 0
+    info = git_dir / "info" / "attributes"
+    return found or (info.is_file() and "filter=lfs" in info.read_text(errors="replace"))
 
 
-def tree_pointers(common_dir: Path, workdir: Path, commit: str) -> dict[str, str]:
-    """path → oid of the LFS files in `commit`: pointer blobs whose path has the lfs filter."""
+def tree_pointers(common_dir: Path, commit: str, workdir: Path | None) -> dict[str, str]:
+    """path → oid of the LFS files in `commit`: pointer blobs whose path has the lfs filter (in `workdir`'s
+    attributes; all of them without one)."""
     listing = _run(common_dir, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit], b"")
     paths_of: dict[str, list[str]] = {}
     for entry in listing.decode("utf-8", "surrogateescape").split("\0"):
@@ -95,8 +101,8 @@ def tree_pointers(common_dir: Path, workdir: Path, commit: str) -> dict[str, str
             paths_of.setdefault(fields[2], []).append(path)
     parsed = _parse_blobs(common_dir, list(paths_of))
     candidates = {path: parsed[sha][0] for sha in parsed for path in paths_of[sha]}
-    if not candidates:
-        return {}
+    if not candidates or workdir is None:
+        return candidates
     names = "".join(f"{p}\0" for p in candidates).encode("utf-8", "surrogateescape")
     out = _run(common_dir, ["check-attr", "-z", "--stdin", "filter"], names, cwd=workdir)
     fields = out.decode("utf-8", "surrogateescape").split("\0")

@@ -23,8 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from openbot.errors import GitError
+from openbot.git import lfs
 from openbot.git.carrier import has_commit
-from openbot.git.gitcmd import run_git
+from openbot.git.gitcmd import rmtree, run_git
 from openbot.git.runsdir import Module
 
 MAX_DEPTH = 4  # nested submodules followed this deep
@@ -102,7 +104,14 @@ def set_up(
         key = f"{parent.key}/modules/{name}" if parent else f"modules/{name}"
         module = Module(key, prefix + path, sha, parent.key if parent else "")
         run_module = run_git_dir / "modules" / name
-        _check_out(user_module, run_module, work, sha, make_git_dir)
+        try:
+            _check_out(user_module, run_module, work, sha, make_git_dir)
+        except GitError as e:  # e.g. LFS objects its clone lacks: the module stays empty, the run goes on
+            rmtree(run_module)
+            for entry in work.iterdir():
+                rmtree(entry)
+            notes.append(f"submodule {prefix}{path}: could not be checked out ({e.one_line()}); left empty")
+            continue
         _register(run_git_dir, name, user_module)
         modules.append(module)
         if key.count("/modules/") < MAX_DEPTH:
@@ -127,7 +136,14 @@ def _cannot(user_module: Path, name: str, path: str, sha: str, work: Path) -> st
     if not _has_commit(user_module, sha):
         return (
             f"your clone does not have its commit {sha[:12]} under .git/modules/{name}; left empty "
-            "(git submodule update --init)"
+            "(git submodule update --init; one cloned inside its directory: git submodule absorbgitdirs)"
+        )
+    lacking = lfs.missing_objects(user_module, sha)
+    if lacking:
+        return (
+            f"its clone lacks the LFS objects of {lacking[0]}"
+            + (f" and {len(lacking) - 1} more" if len(lacking) > 1 else "")
+            + "; left empty (git submodule foreach git lfs pull)"
         )
     if work.is_symlink() or not work.is_dir() or any(work.iterdir()):
         return "its directory is not an empty directory; left as it is"
@@ -143,8 +159,6 @@ def _has_commit(git_dir: Path, sha: str) -> bool:
 def _check_out(
     user_module: Path, run_module: Path, work: Path, sha: str, make_git_dir: Callable[[Path, Path, str], None]
 ) -> None:
-    from openbot.git import lfs
-
     make_git_dir(run_module, user_module, sha)
     with open(run_module / "config", "a", encoding="utf-8") as f:
         f.write(f'[core]\n\tworktree = "{_escape(str(work))}"\n')

@@ -82,3 +82,17 @@ def test_a_clone_lacking_lfs_objects_is_refused_before_anything_exists(tmp_path:
     assert git(clone, "branch", "--list", "openbot/*") == ""
     assert not list(paths.bot_home("lfsbot").glob("workspaces/*/runs/*")), "no run record"
     assert not (clone / ".git" / "lfs" / "objects").exists()
+
+
+def test_a_submodule_lacking_lfs_objects_is_left_empty_and_said_so(tmp_path: Path) -> None:
+    lib = lfs_repo(tmp_path / "lib")
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    git(repo, "commit", "-qm", "add lib")
+    shutil.rmtree(repo / ".git" / "modules" / "lib" / "lfs" / "objects")  # as if never fetched
+    make_bot("lfssub", [reply("", shell("ls -A lib | wc -l")), reply("", complete())], "max_iterations = 1")
+    out = run_cli("run", "lfssub", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert "submodule lib: its clone lacks the LFS objects of old.bin" in out.stderr, out.stderr
+    assert not (repo / ".git" / "modules" / "lib" / "lfs" / "objects").exists()  # nothing written there
+    assert str(commands("lfssub")[0]["output"]).strip() == "0"
