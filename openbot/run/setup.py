@@ -8,7 +8,9 @@ commands and logged like them (command events, full output under outputs/).
   commands never get it writable (what the setup caches, the agent cannot poison for the next run).
 - The environment it makes: a virtualenv at `<checkout>/.venv` goes first on PATH, with VIRTUAL_ENV set,
   for the setup's later commands and for every command of the agent. That is how a Python project's
-  tests import the bot's checkout, never the user's editable install (README, docs/ci.md).
+  tests import the bot's checkout, never the user's editable install (README, docs/ci.md). The
+  pre-commit environments it installs (`pre-commit install-hooks`) are what the hooks of the agent's
+  commits use, offline (PRE_COMMIT_HOME, read-only to the agent).
 - A failing command ends the run (exit 1) before the model is called; the bot's work so far is kept.
 """
 
@@ -52,6 +54,18 @@ def venv_env(workdir: Path, env: dict[str, str]) -> dict[str, str]:
 
 def cache_env(cache_dir: Path) -> dict[str, str]:
     return {name: str(make_private_dir(cache_dir / sub)) for name, sub in CACHE_VARS.items()}
+
+
+def _prepared_hooks(cache_dir: Path) -> dict[str, str]:
+    """The pre-commit environments a setup installed (`pre-commit install-hooks`), for the hooks the
+    agent's commits run: read-only to it (pre-commit uses a store it cannot write as it is), and offline,
+    where its own $HOME's cache would be empty and the network closed."""
+    store = cache_dir / CACHE_VARS["PRE_COMMIT_HOME"]
+    try:
+        prepared = any(p.name != "README" for p in store.iterdir())
+    except OSError:
+        prepared = False
+    return {"PRE_COMMIT_HOME": str(store)} if prepared else {}
 
 
 class _Watch:
@@ -99,5 +113,6 @@ def run_setup(commands: list[str], ctx: ToolContext, cache_dir: Path, network: b
             )
     extra = venv_env(ctx.workdir, ctx.env)
     done = "setup done" + (f"; the agent's commands use {ctx.workdir / VENV}" if extra else "")
+    extra |= _prepared_hooks(cache_dir)
     watch.emit(Notice(kind="setup_done", message=done))
     return extra

@@ -128,3 +128,21 @@ def test_the_bots_own_git_add_all_leaves_out_what_the_setup_made(tmp_path: Path)
     tracked = git(repo, "ls-tree", "-r", "--name-only", branch).splitlines()
     assert "README.md" in tracked and not [p for p in tracked if p.startswith(".venv/") or ".egg-info" in p]
     assert not (repo / ".git" / "info" / "exclude").read_text().count("openbot")  # the user's is untouched
+
+
+def test_the_pre_commit_environments_the_setup_installs_serve_the_agents_hooks(repo: Path) -> None:
+    # Stand-in for `pre-commit install-hooks` (setup) and a pre-commit hook using what it installed.
+    install = 'setup = [\'mkdir -p "$PRE_COMMIT_HOME/repo1" && echo ready > "$PRE_COMMIT_HOME/repo1/env"\']'
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(
+        '#!/bin/sh\ncat "$PRE_COMMIT_HOME/repo1/env" || exit 1\n'
+        '(echo x >> "$PRE_COMMIT_HOME/repo1/env") 2>/dev/null && echo writable || echo read-only\n'
+    )
+    os.chmod(hook, 0o755)
+    commit = shell("echo a > a.txt && git add a.txt && git commit -qm a")
+    make_bot("hooks", [reply("", commit), reply("", complete())], f"max_iterations = 1\n{install}")
+    out = run_cli("run", "hooks", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    ran = commands("hooks")[-1]
+    assert ran["exit_code"] == 0 and str(ran["output"]).split() == ["ready", "read-only"], ran["output"]
+    assert git(repo, "log", "-1", "--format=%s", json.loads(out.stdout)["branch"]) == "a"
