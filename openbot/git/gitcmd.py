@@ -63,6 +63,28 @@ def run_git(
     return proc
 
 
+def git_bytes(git_dir: Path, *args: str, stdin: bytes = b"", cwd: Path | None = None) -> bytes:
+    """git on the git dir `git_dir` (or in the checkout `cwd`), hooks off, bytes in and out: for output
+    holding file names, which need not be UTF-8. Failures become one-line GitErrors."""
+    where = [] if cwd is not None else [f"--git-dir={git_dir}"]
+    try:
+        proc = subprocess.run(
+            ["git", *NO_HOOKS, *where, *args],
+            cwd=cwd or git_dir,
+            input=stdin,
+            env=git_env(),
+            capture_output=True,
+            start_new_session=True,
+            timeout=600,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise GitError(f"git {_sub(args)} failed in {cwd or git_dir}: {e}") from e
+    if proc.returncode != 0:
+        why = first_line(proc.stderr.decode(errors="replace"))
+        raise GitError(f"git {_sub(args)} failed in {cwd or git_dir}: {why}")
+    return proc.stdout
+
+
 def _sub(args: tuple[str, ...]) -> str:
     """The subcommand, past `-c k=v` and `--git-dir=…` options."""
     skip = False

@@ -20,11 +20,10 @@ import os
 import secrets
 import shutil
 import stat
-import subprocess
 from pathlib import Path
 
 from openbot.errors import GitError, UsageError
-from openbot.git.gitcmd import first_line, git_env, open_repo, run_git
+from openbot.git.gitcmd import git_bytes, open_repo, run_git
 
 POINTER_MAX = 1024  # the spec's upper bound on a pointer file's size
 _POINTER_HEAD = b"version https://git-lfs.github.com/spec/v1\n"
@@ -92,7 +91,7 @@ def _uses_lfs(git_dir: Path, commit: str) -> bool:
 def tree_pointers(common_dir: Path, commit: str, workdir: Path | None) -> dict[str, str]:
     """path → oid of the LFS files in `commit`: pointer blobs whose path has the lfs filter (in `workdir`'s
     attributes; all of them without one)."""
-    listing = _run(common_dir, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit], b"")
+    listing = git_bytes(common_dir, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
     paths_of: dict[str, list[str]] = {}
     for entry in listing.decode("utf-8", "surrogateescape").split("\0"):
         meta, _, path = entry.partition("\t")
@@ -104,7 +103,7 @@ def tree_pointers(common_dir: Path, commit: str, workdir: Path | None) -> dict[s
     if not candidates or workdir is None:
         return candidates
     names = "".join(f"{p}\0" for p in candidates).encode("utf-8", "surrogateescape")
-    out = _run(common_dir, ["check-attr", "-z", "--stdin", "filter"], names, cwd=workdir)
+    out = git_bytes(common_dir, "check-attr", "-z", "--stdin", "filter", stdin=names, cwd=workdir)
     fields = out.decode("utf-8", "surrogateescape").split("\0")
     lfs_paths = {fields[i] for i in range(0, len(fields) - 2, 3) if fields[i + 2] == "lfs"}
     return {p: oid for p, oid in candidates.items() if p in lfs_paths}
@@ -130,7 +129,7 @@ def _parse_blobs(common_dir: Path, shas: list[str]) -> dict[str, tuple[str, int]
     if not shas:
         return {}
     check = "--batch-check=%(objecttype) %(objectname) %(objectsize)"
-    sizes = _run(common_dir, ["cat-file", check], "".join(f"{s}\n" for s in shas).encode())
+    sizes = git_bytes(common_dir, "cat-file", check, stdin="".join(f"{s}\n" for s in shas).encode())
     small = [
         sha
         for kind, sha, size in (line.split() for line in sizes.decode().splitlines() if line.count(" ") == 2)
@@ -139,7 +138,7 @@ def _parse_blobs(common_dir: Path, shas: list[str]) -> dict[str, tuple[str, int]
     if not small:
         return {}
     found: dict[str, tuple[str, int]] = {}
-    out = _run(common_dir, ["cat-file", "--batch"], "".join(f"{s}\n" for s in small).encode())
+    out = git_bytes(common_dir, "cat-file", "--batch", stdin="".join(f"{s}\n" for s in small).encode())
     pos = 0
     while pos < len(out):
         header_end = out.index(b"\n", pos)
@@ -150,21 +149,6 @@ def _parse_blobs(common_dir: Path, shas: list[str]) -> dict[str, tuple[str, int]
         if parsed is not None:
             found[sha] = parsed
     return found
-
-
-def _run(common_dir: Path, args: list[str], stdin: bytes, cwd: Path | None = None) -> bytes:
-    """git with `stdin`, bytes out; in `cwd` (a checkout, for attributes) or on the git dir alone."""
-    where = [] if cwd is not None else [f"--git-dir={common_dir}"]
-    try:
-        proc = subprocess.run(
-            ["git", *where, *args], cwd=cwd, input=stdin, env=git_env(), capture_output=True, timeout=600
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise GitError(f"git {args[0]} failed in {common_dir}: {e}") from e
-    if proc.returncode != 0:
-        why = first_line(proc.stderr.decode(errors="replace"))
-        raise GitError(f"git {args[0]} failed in {common_dir}: {why}")
-    return proc.stdout
 
 
 def _parse_pointer(body: bytes) -> tuple[str, int] | None:

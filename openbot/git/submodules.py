@@ -26,7 +26,7 @@ from pathlib import Path
 from openbot.errors import GitError
 from openbot.git import lfs
 from openbot.git.carrier import has_commit
-from openbot.git.gitcmd import rmtree, run_git
+from openbot.git.gitcmd import git_bytes, rmtree, run_git
 from openbot.git.runsdir import Module
 
 MAX_DEPTH = 4  # nested submodules followed this deep
@@ -49,7 +49,7 @@ def gitlinks(git_dir: Path, commit: str) -> dict[str, str]:
     gd = f"--git-dir={git_dir}"
     if run_git(git_dir, gd, "cat-file", "-e", f"{commit}:.gitmodules", check=False).returncode != 0:
         return {}
-    out = run_git(git_dir, gd, "ls-tree", "-r", "-z", "--full-tree", commit).stdout
+    out = git_bytes(git_dir, "ls-tree", "-r", "-z", "--full-tree", commit).decode("utf-8", "surrogateescape")
     found = {}
     for entry in out.split("\0"):
         meta, _, path = entry.partition("\t")
@@ -61,18 +61,12 @@ def gitlinks(git_dir: Path, commit: str) -> dict[str, str]:
 
 def module_names(git_dir: Path, commit: str) -> dict[str, str]:
     """path → name from `commit:.gitmodules` (the commit's own, parsed by git)."""
-    proc = run_git(
-        git_dir,
-        f"--git-dir={git_dir}",
-        "config",
-        "-z",
-        "--blob",
-        f"{commit}:.gitmodules",
-        "--list",
-        check=False,
-    )
+    try:
+        out = git_bytes(git_dir, "config", "-z", "--blob", f"{commit}:.gitmodules", "--list")
+    except GitError:
+        return {}  # not a config file git can read: no submodule is named
     names = {}
-    for item in proc.stdout.split("\0"):
+    for item in out.decode("utf-8", "surrogateescape").split("\0"):
         key, _, value = item.partition("\n")
         if key.startswith("submodule.") and key.endswith(".path"):
             names[value.strip("/")] = key.removeprefix("submodule.").removesuffix(".path")

@@ -6,6 +6,7 @@ commits and its uncommitted work inside a submodule kept in the user's module re
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from tests.helpers import complete, events, git, make_bot, make_repo, reply, run_cli, sessions, shell
@@ -122,3 +123,14 @@ def test_a_gitlink_the_bot_adds_is_never_fetched(tmp_path: Path) -> None:
     branch = json.loads(out.stdout)["branch"]
     assert git(repo, "rev-parse", f"{branch}:evil") == fake
     assert not (repo / ".git" / "modules" / "evil").exists()
+
+
+def test_file_names_that_are_not_utf8_do_not_stop_the_checkout(tmp_path: Path) -> None:
+    repo = super_repo(tmp_path)
+    (repo / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a latin-1 file name")
+    make_bot("names", [reply("", shell("cat lib/lib.txt")), reply("", complete())], "max_iterations = 1")
+    out = run_cli("run", "names", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert str(commands("names")[0]["output"]).strip() == "lib v1"
