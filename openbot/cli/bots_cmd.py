@@ -32,9 +32,11 @@ def repo_root() -> Path | None:
 def _row(ref: Any, shadowed: bool) -> dict[str, Any]:
     row = {"name": ref.name, "source": ref.source, "path": str(ref.config_path), "shadowed": shadowed}
     try:
-        config = ref.load().config
+        bot_file = ref.load()
     except OpenbotError as e:
         return {**row, "description": "", "model": "", "error": e.one_line()}
+    config = bot_file.config
+    row["notices"] = list(bot_file.notices)  # legacy keys accepted but ignored
     return {**row, "description": config.description, "model": config.model, "error": None}
 
 
@@ -55,6 +57,9 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print a JSON list 
         what = f"invalid: {r['error']}" if r["error"] else f"{r['model']}  {r['description']}".rstrip()
         mark = "  (shadowed by your home bot; --bot-source repo runs it)" if r["shadowed"] else ""
         typer.echo(visible(f"{r['name']:<{width}}  {r['source']:<4}  {what}{mark}"))
+    for r in rows:
+        for notice in r.get("notices", []):
+            typer.echo(visible(notice), err=True)
 
 
 @bots_app.command()
@@ -88,6 +93,8 @@ def show(
 
     ref = find_bot(name, repo_root())
     bot_file = ref.load()
+    for notice in bot_file.notices:
+        typer.echo(visible(notice), err=True)
     config = dataclasses.asdict(bot_file.config)
     docs = {f.name: f.metadata["doc"] for f in dataclasses.fields(BotConfig)}
     if as_json:

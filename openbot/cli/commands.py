@@ -5,6 +5,7 @@ from openbot.cli import (  # noqa: F401
     doctor_cmd,
     history_cmd,
     memory_cmd,
+    memory_cmd_legacy,
     run_cmd,
     skills_cmd,
     trust_cmd,

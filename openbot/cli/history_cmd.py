@@ -138,15 +138,16 @@ def history(
     cwd = Path.cwd()
     proj = resolve_project(cwd, project)
     find_bot(bot, proj.repo.workdir if proj.repo else None)
-    store = History(paths.history_dir(bot, proj.slug))
+    from openbot.cli.memory_cmd import legacy_slug
+
+    slug = legacy_slug(bot, proj)  # the Rust openbot's directory until a run adopts it
+    store = History(paths.history_dir(bot, slug))
     if export is not None:
         _export(store, bot, session, export, output)
         return
     if session is not None:
-        from openbot.events import read_events  # ~10 ms of dataclasses that the list does not need
-
         meta = store.get(session)
-        events = list(read_events(store.events_path(meta.session_id)))
+        events = list(store.events(meta.session_id))
         if as_json:
             doc = {"metadata": meta.to_dict(), "events": events}
             typer.echo(visible_json(json.dumps(doc, ensure_ascii=False, indent=2)))
@@ -157,7 +158,7 @@ def history(
     if as_json:
         typer.echo(visible_json(json.dumps([m.to_dict() for m in sessions], ensure_ascii=False, indent=2)))
     elif not sessions:
-        _echo(f"no sessions for {bot} in {proj.slug}")
+        _echo(f"no sessions for {bot} in {slug}")
     else:
         _print_list(sessions)
 
@@ -174,6 +175,11 @@ def _export(store: Any, bot: str, session: str | None, fmt: str, output: Path | 
             raise NotFoundError(f"no sessions of {bot} to export", hint="run the bot first")
         session = recent[0].session_id
     meta = store.get(session)
+    if meta.extra.get("legacy"):  # a Rust openbot session: read-only, and not in a shape the page reads
+        raise UsageError(
+            f"session {meta.session_number} is a Rust openbot record; export shows openbot's own only",
+            hint=f"show it with: openbot history {bot} --session {meta.session_id}",
+        )
     session_dir = store.session_dir(meta.session_id)
     page = render_session_dir(session_dir)
     # Never into the user's checkout by default: the page belongs with the session it shows.

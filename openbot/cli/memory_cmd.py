@@ -81,7 +81,19 @@ def _store(ctx: typer.Context, project: str | None) -> tuple[str, str, MemorySto
     repo = find_repo(Path.cwd())
     find_bot(target.bot, repo.workdir if repo else None)
     proj = resolve_project(Path.cwd(), project if project is not None else target.project)
-    return target.bot, proj.slug, MemoryStore(paths.memory_file(target.bot, proj.slug))
+    slug = legacy_slug(target.bot, proj)  # the Rust openbot's directory until a run adopts it
+    return target.bot, slug, MemoryStore(paths.memory_file(target.bot, slug))
+
+
+def legacy_slug(bot: str, proj: Any) -> str:
+    """The workspace to use for `proj`, and a one-line note on stderr when it is the Rust openbot's."""
+    from openbot.state.legacy_workspace import view_slug
+    from openbot.views.escapes import visible
+
+    slug, note = view_slug(bot, proj)
+    if note:
+        typer.echo(visible(note), err=True)
+    return slug
 
 
 @memory_app.callback()
@@ -101,10 +113,13 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print {bot, project, path, entries} as JSON."),
 ) -> None:
     """Print every entry as `key: value`."""
+    from openbot.state.legacy_memory import pending
     from openbot.views.escapes import visible, visible_json
 
     bot, slug, store = _store(ctx, project)
     entries = store.load()
+    if offer := pending(bot, store):  # the Rust openbot's global memory, not imported here yet
+        typer.echo(visible(offer), err=True)
     if as_json:
         doc = {"bot": bot, "project": slug, "path": str(store.path), "entries": entries}
         typer.echo(visible_json(json.dumps(doc, ensure_ascii=False, indent=2)))

@@ -32,6 +32,7 @@ from openbot.config.keys import SANDBOX_MODES as SANDBOX_MODES
 from openbot.config.keys import WEEK_SECS as WEEK_SECS
 from openbot.config.keys import BotConfig as BotConfig
 from openbot.config.keys import Range as Range
+from openbot.config.legacy import split_legacy
 from openbot.errors import ConfigError, UsageError
 
 
@@ -43,6 +44,7 @@ class BotFile:
     config: BotConfig
     values: dict[str, Any]
     instructions: str
+    notices: tuple[str, ...] = ()  # legacy keys accepted but ignored (openbot.config.legacy)
 
 
 def _type_ok(value: Any, hint: Any) -> bool:
@@ -223,7 +225,8 @@ def parse_text(text: str, path: Path) -> BotFile:
         raise ConfigError(
             f"{path}: invalid TOML in the +++ frontmatter: {e}", hint="fix the TOML syntax"
         ) from e
-    return BotFile(path, validate(values, str(path)), values, body.strip())
+    values, notices = split_legacy(values, path)
+    return BotFile(path, validate(values, str(path)), values, body.strip(), notices)
 
 
 CONFIG_LIMIT = 256 * 1024  # bytes: a config.md (its body is prompt material) may be committed by the agent

@@ -82,7 +82,7 @@ def plan_run(req: RunRequest) -> RunPlan:
     repo = find_repo(req.cwd)
     bot = find_bot(req.bot, repo.workdir if repo else None, req.bot_source)
     bot_file = bot.load()
-    notices = [preflight.check_bot_trusted(bot, bot_file, repo, req.trust_repo_bots)]
+    notices = [preflight.check_bot_trusted(bot, bot_file, repo, req.trust_repo_bots), *bot_file.notices]
     repo_skills, skipped = preflight.repo_skills_allowed(repo, req.trust_repo_bots)
     config = resolve(bot_file.values, _flags(req), str(bot_file.path))
     if repo is None:
@@ -100,7 +100,7 @@ def plan_run(req: RunRequest) -> RunPlan:
         preflight.check_conversation(resume.conversation_path)
     _check_sandbox(config, req.cwd)
     check_environment(config, str(bot_file.path), os.environ)  # an unset ${NAME} fails now, not mid-run
-    memory = _memory(bot, project)
+    memory, legacy = _memory(req, bot, project, resume)
     return RunPlan(
         bot=bot,
         config=config,
@@ -118,7 +118,7 @@ def plan_run(req: RunRequest) -> RunPlan:
         use_worktree=use_worktree,
         with_changes=req.with_changes,
         resume=resume,
-        notices=[n for n in [*notices, skipped] if n],
+        notices=[n for n in [*notices, *legacy, skipped] if n],
         repo_skills=repo_skills,
         window=facts.max_input_tokens if facts else None,
         server_compaction=bool(facts and server_trigger(config, facts.compaction_window)),
@@ -126,13 +126,18 @@ def plan_run(req: RunRequest) -> RunPlan:
     )
 
 
-def _memory(bot: BotRef, project: Project) -> MemoryStore:
-    """The bot's memory of the project, loaded now: a damaged memory.json fails before anything exists."""
+def _memory(
+    req: RunRequest, bot: BotRef, project: Project, resume: RunRecord | None
+) -> tuple[MemoryStore, list[str]]:
+    """The project's memory, checked readable; first the Rust openbot's directory-name state adopted (the
+    one thing a plan moves, once every other check passed) and what is said about it."""
     from openbot.paths import memory_file
+    from openbot.state.legacy_workspace import run_notices
 
+    notices = run_notices(bot.name, project) if req.project is None and resume is None else []
     memory = MemoryStore(memory_file(bot.name, project.slug))
-    memory.load()
-    return memory
+    memory.load()  # a damaged memory.json fails now, not mid-run
+    return memory, notices
 
 
 def _flags(req: RunRequest) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import NotFoundError, UsageError
+from openbot.state import legacy_history
 from openbot.state.records import write_record  # padded: a final state fits on a full disk
 
 SESSION_STATUSES = ("running", "completed", "limit", "interrupted", "refused", "failed")
@@ -115,6 +116,14 @@ def _unreadable(session_id: str, why: str) -> SessionMeta:
     return SessionMeta(session_id, number, "", started, status=UNKNOWN, error=why)
 
 
+def _legacy(root: Path, session_id: str) -> SessionMeta:
+    d = legacy_history.meta_dict(root, session_id)
+    try:
+        return SessionMeta.from_dict(d)
+    except ValueError as e:  # cannot happen for what meta_dict builds; a note, never a crash
+        return SessionMeta(session_id, d["session_number"], "", "", status=UNKNOWN, error=str(e))
+
+
 class History:
     """The sessions of one bot in one project; `root` is `paths.history_dir(bot, project)`.
 
@@ -138,6 +147,7 @@ class History:
             return self._listing[1]
         names = os.listdir(self.root)
         found = sorted((n, name) for name in names if (n := _number(name)) is not None)
+        found = sorted([*found, *legacy_history.names(self.root, names)])  # the Rust openbot's sessions
         self._listing = (stamp, found)
         return found
 
@@ -190,6 +200,8 @@ class History:
         write_record(self.session_dir(meta.session_id) / "metadata.json", text, final=final)
 
     def _read(self, session_id: str) -> SessionMeta:
+        if _number(session_id) is None:
+            return _legacy(self.root, session_id)
         path = self.session_dir(session_id) / "metadata.json"
         try:
             return SessionMeta.from_dict(json.loads(path.read_bytes()))
@@ -197,6 +209,14 @@ class History:
             return _unreadable(session_id, "metadata.json is missing")
         except (OSError, ValueError, UnicodeDecodeError) as e:
             return _unreadable(session_id, f"metadata.json is damaged: {e}")
+
+    def events(self, session_id: str) -> Iterator[dict[str, Any]]:
+        """The session's event records; a Rust openbot session's as openbot records (legacy_history)."""
+        if _number(session_id) is None:
+            return legacy_history.events(self.root, session_id)
+        from openbot.events import read_events
+
+        return read_events(self.events_path(session_id))
 
     def recent(self, n: int) -> list[SessionMeta]:
         """The newest `n` sessions, newest first; reads exactly those metadata files."""

@@ -12,7 +12,6 @@ from typing import Any
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
-from openbot.events import read_events
 from openbot.views.escapes import one_line
 from openbot.views.transcript import entries
 from openbot.views.transcript_text import model_lines
@@ -75,7 +74,7 @@ class SessionHistoryTool:
         if offset < 0:
             raise ToolFailed(f"offset must be 0 or more, got {offset}")
         meta = ctx.history.get(str(number))
-        lines = model_lines(entries(read_events(ctx.history.events_path(meta.session_id))), section)
+        lines = model_lines(entries(ctx.history.events(meta.session_id)), section)
         total = len(lines)
         if not total:
             return f"Session {number} ({meta.status}) has no {section} lines."
