@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from openbot.errors import GitError
+from openbot.git.specials import SUFFIX, defuse
 
 
 def commit_wip(
@@ -44,6 +45,11 @@ def commit_wip(
     try:
         if stat_cache is not None:
             _copy_plain(stat_cache, carrier / "index")
+        unreadable = defuse(checkout)  # a FIFO named .gitignore would block the staging forever
+        if unreadable:
+            message += "\n\nopenbot renamed what git could not read: " + ", ".join(
+                f"{p} → {p}{SUFFIX}" for p in unreadable
+            )
         repo = _open(carrier, checkout)
         base = repo[parent].peel(pygit2.Commit)
         index = repo.index

@@ -253,3 +253,27 @@ def test_a_committed_bot_config_linked_out_of_the_repo_is_refused(repo: Path) ->
     assert out.returncode == 2 and "Traceback" not in out.stderr
     [line] = out.stderr.strip().splitlines()
     assert f"{config}: refused to read: it is a symlink out of {repo}" in line
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        "mkfifo .gitignore",  # git reads it by name: a FIFO blocks the read forever
+        "mkdir -p docs && mkfifo pipe && ln -s ../pipe docs/.gitignore",  # a link to a FIFO
+        "mkdir -p a/b && mkfifo a/b/.gitignore",  # git reads every directory's
+    ],
+)
+def test_an_unreadable_gitignore_does_not_hang_the_wip_commit(repo: Path, plant: str) -> None:
+    """The agent plants something git reads by name and then leaves work uncommitted: the run still ends,
+    its work is saved in the WIP commit, whose message names what openbot renamed aside."""
+    make_bot(
+        "plant",
+        [step("", shell(f"{plant} && echo kept > notes.txt")), step("", complete())],
+    )
+    out = run_cli("run", "plant", "--json", cwd=repo, timeout=90)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert len(result["wip_commits"]) == 1, out.stderr
+    wip = result["wip_commits"][0]
+    assert git(repo, "show", f"{wip}:notes.txt") == "kept"
+    assert ".openbot-unreadable" in git(repo, "log", "-1", "--format=%B", wip)
