@@ -20,6 +20,7 @@ from openbot.git.carrier import borrow, fetch, has_commit, make_carrier, read_he
 from openbot.git.carryover import SETUP_EXCLUDES, wip_filters
 from openbot.git.gitcmd import open_repo, rmtree, run_git, signature
 from openbot.git.runsdir import Module, RunRepo
+from openbot.git.submodules import gitlinks
 from openbot.git.wip import commit_wip
 
 _ZERO = "0" * 40
@@ -28,14 +29,31 @@ _ZERO = "0" * 40
 def bring_modules_home(rr: RunRepo, start: str, tip: str, message: str) -> tuple[dict[str, str], list[str]]:
     """Import the bot's work in each module; returns the top-level modules' final commits by path (the
     superproject's WIP commit points to them) and one line per thing that could not be saved."""
+    notes = _unknown_gitlinks(rr, start, tip)
     if not rr.modules:
-        return {}, []
-    notes: list[str] = []
+        return {}, notes
     heads = {m.key: _import_head(rr, m, notes) for m in rr.modules}
     finals: dict[str, str] = {}
     for m in sorted(rr.modules, key=lambda m: -m.key.count("/modules/")):
         finals[m.key] = _finish(rr, m, heads, finals, (start, tip), message, notes)
     return {m.path: finals[m.key] for m in rr.modules if not m.parent}, notes
+
+
+def _unknown_gitlinks(rr: RunRepo, start: str, tip: str) -> list[str]:
+    """Gitlinks the bot's commits added that no module repository of the user's holds: the branch names
+    them, their commits exist nowhere outside the run (said, never fetched)."""
+    if start == tip:
+        return []
+    known = {m.path for m in rr.modules if not m.parent}
+    before = gitlinks(rr.common_dir, start)
+    added = {
+        p: sha for p, sha in gitlinks(rr.common_dir, tip).items() if p not in known and before.get(p) != sha
+    }
+    return [
+        f"submodule {path}: the bot's branch names its commit {sha[:12]}, which is not in your clone "
+        "(openbot saves commits only in submodules it checked out)"
+        for path, sha in sorted(added.items())
+    ]
 
 
 def _import_head(rr: RunRepo, m: Module, notes: list[str]) -> str:

@@ -123,6 +123,9 @@ def test_a_gitlink_the_bot_adds_is_never_fetched(tmp_path: Path) -> None:
     branch = json.loads(out.stdout)["branch"]
     assert git(repo, "rev-parse", f"{branch}:evil") == fake
     assert not (repo / ".git" / "modules" / "evil").exists()
+    assert f"submodule evil: the bot's branch names its commit {fake[:12]}, which is not in your clone" in (
+        out.stderr
+    ), out.stderr
 
 
 def test_file_names_that_are_not_utf8_do_not_stop_the_checkout(tmp_path: Path) -> None:
