@@ -216,3 +216,23 @@ def test_a_rust_openbot_model_name_runs_on_openai(repo: Path) -> None:
     assert code == 0 and result["status"] == "completed", stderr
     assert bodies[0]["model"] == "gpt-5.3-codex" and "input" in bodies[0]  # the Responses API
     assert result["cost_usd"] > 0  # priced from the table
+
+
+def test_an_ollama_run_resumes_with_its_tool_calls_and_results_paired(repo: Path) -> None:
+    first = [
+        reply("", [shell("echo one > one.txt && git add one.txt && git commit -qm one", "call_1")]),
+        reply("Done."),
+    ]
+    with FakeOpenAI(first, models={"qwen3-coder:latest": {}}) as api:
+        bot("local", "ollama:qwen3-coder", f'base_url = "{api.base_url}"\nmax_iterations = 1')
+        code, one, stderr = run(api, repo, "local")
+        assert code == 3 and one["status"] == "limit", stderr
+        api.add(reply("", [complete("resumed")]))
+        code, two, stderr = run(api, repo, "local", "--resume", one["run_id"])
+        resumed = api.bodies[-1]["messages"]
+        api.assert_done()
+    assert code == 0 and two["status"] == "completed", stderr
+    roles = [m["role"] for m in resumed]
+    assert roles[:5] == ["system", "user", "assistant", "tool", "assistant"]  # the server checked the pairs
+    assert resumed[2]["tool_calls"][0]["id"] == "call_1" and resumed[3]["tool_call_id"] == "call_1"
+    assert git(repo, "show", f"{two['branch']}:one.txt") == "one"

@@ -181,6 +181,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _refusal(self, body: dict[str, Any], path: str) -> HttpError | None:
         model = str(body.get("model", ""))
+        if model not in self.api.models and f"{model}:latest" in self.api.models:
+            model = f"{model}:latest"  # Ollama serves `name` as `name:latest`
         if model not in self.api.models:
             return HttpError(404, "model_not_found", f"The model '{model}' does not exist", {})
         if body.get("tools") and self.api.models[model].get("tools") is False:
