@@ -146,8 +146,23 @@ def adopt(bot: str, project: Project) -> str | None:
         os.close(fd)
     return (
         f"adopted the Rust openbot's state of this project: moved {found.path} to {target} (keyed by this "
-        f"repository; {found.slug}{MARKER} says where it went)"
+        f"repository; {found.slug}{MARKER} says where it went){_keep_old_keys(target / 'memory.json')}"
     )
+
+
+def _keep_old_keys(path: Path) -> str:
+    """A memory.json from before the Rust tool's commit 5cf6d03 also holds a `history` list, which openbot's
+    next write of the memory would drop: a copy beside it keeps the file as it was (said in the notice)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return ""  # none (load() checked any there is)
+    other = sorted(set(data) - {"entries"}) if isinstance(data, dict) else []
+    if not other:
+        return ""
+    copy = path.with_name(path.name + ".rust-openbot")
+    write_atomic(copy, path.read_bytes())
+    return f"; its memory.json also holds {', '.join(other)}, which openbot does not use: kept in {copy.name}"
 
 
 def run_notices(bot: str, project: Project) -> list[str]:

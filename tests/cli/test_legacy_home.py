@@ -30,6 +30,8 @@ def test_bots_list_accepts_rust_configs(tmp_path: Path, openbot_home: Path) -> N
     assert "notes" in rows  # a config.md without frontmatter is all instructions, as in the Rust tool
     notes = [line for line in r.stderr.splitlines() if "stop_phrase" in line]
     assert len(notes) == 2 and all("is ignored" in n and "session_complete" in n for n in notes)
+    shown = run_cli("bots", "show", "fixer", cwd=tmp_path)
+    assert shown.returncode == 0 and "stop_phrase" in shown.stderr and "skip_git_check" in shown.stdout
     listed = json.loads(run_cli("bots", "list", "--json", cwd=tmp_path).stdout)
     assert {b["name"]: b["model"] for b in listed}["fixer"] == "gpt-5.3-codex"
 

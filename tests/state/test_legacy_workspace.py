@@ -88,3 +88,17 @@ def test_a_run_with_a_damaged_rust_memory_stops_with_one_line(tmp_path: Path, op
     assert r.returncode == 2 and str(ws / "memory.json") in r.stderr and "Traceback" not in r.stderr
     assert ws.is_dir() and not list((openbot_home / "bots" / "b" / "workspaces").glob("app-*"))
     assert not list(repo.joinpath(".git").glob("refs/heads/openbot/*"))
+
+
+def test_old_memory_keys_are_kept_in_a_copy(tmp_path: Path) -> None:
+    """A memory.json from before the Rust commit 5cf6d03 has a `history` list openbot's writes would drop."""
+    from openbot.state.memory import MemoryStore
+
+    ws = _legacy("b", "app")
+    (ws / "memory.json").write_text('{"entries": {"k": "v"}, "history": [{"iteration": 1}]}')
+    project = resolve_project(make_repo(tmp_path / "app"))
+    note = adopt("b", project)
+    assert note is not None and "also holds history" in note and "memory.json.rust-openbot" in note
+    MemoryStore(paths.memory_file("b", project.slug)).set("k2", "v2")
+    copy = paths.workspace_dir("b", project.slug) / "memory.json.rust-openbot"
+    assert json.loads(copy.read_text())["history"] == [{"iteration": 1}]
