@@ -58,8 +58,9 @@ class Caller:
 @pytest.fixture(scope="module")
 def stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[McpHub, Path]]:
     tmp = tmp_path_factory.mktemp("stdio")
-    config = {**SERVER, "deny_tools": ["hidden_*"], "timeout_secs": 1}
-    hub = make_hub(tmp, {"t": config})
+    # "t" has room for slow machines; "s" (the same server) times out after 1 s, for the hang test
+    config = {**SERVER, "deny_tools": ["hidden_*"], "timeout_secs": 120}
+    hub = make_hub(tmp, {"t": config, "s": {**SERVER, "tools": ["nap", "echo"], "timeout_secs": 1}})
     yield hub, tmp
     hub.close()
 
@@ -72,7 +73,7 @@ def test_tools_are_offered_by_name_with_the_servers_schemas(stdio: tuple[McpHub,
     assert specs["t__add"].input_schema["properties"]["a"]["type"] == "integer"
     assert specs["t__add"].input_schema["required"] == ["a", "b"]
     assert specs["t__add"].description.startswith("[MCP server 't'] Add two integers")
-    [notice] = hub.take_notices()
+    [notice] = [n for n in hub.take_notices() if n.data["server"] == "t"]
     assert notice.kind == "mcp_server_started" and "hidden_tool" not in notice.message
 
 
@@ -100,9 +101,9 @@ def test_results_errors_and_long_output(stdio: tuple[McpHub, Path]) -> None:
 def test_a_call_that_hangs_times_out_and_the_server_stays_usable(stdio: tuple[McpHub, Path]) -> None:
     hub, tmp = stdio
     call = Caller(hub, tmp)
-    out = call("t__nap", secs=30)
+    out = call("s__nap", secs=30)
     assert out.is_error and "within 1 s (timeout_secs)" in out.content
-    assert call("t__echo", text="still here").content == "still here"
+    assert call("s__echo", text="still here").content == "still here"
 
 
 def test_a_cancelled_run_stops_waiting_for_a_call(stdio: tuple[McpHub, Path]) -> None:
