@@ -21,12 +21,20 @@ import threading
 from typing import Any
 
 from openbot.agent.models.anthropic_wire import bad_tool_json, copy_usage, plain_block
-from openbot.agent.models.base import TRUNCATED, ModelOptions, ModelReply, ModelRequest, PromptTooLong, Usage
+from openbot.agent.models.base import (
+    TRUNCATED,
+    ModelOptions,
+    ModelReply,
+    ModelRequest,
+    PromptTooLong,
+    Usage,
+    with_room,
+)
 from openbot.agent.models.outage import Outage, Patience, retry_after
 from openbot.agent.models.params import build_params
 from openbot.agent.models.pricing import price_usage
 from openbot.errors import ModelError, UsageError
-from openbot.events import EventSink, Notice, TextDelta
+from openbot.events import EventSink, TextDelta
 
 KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 KEY_HINT = "check ANTHROPIC_API_KEY: it must be a valid key for this API"
@@ -94,24 +102,10 @@ class AnthropicModel:
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
         """The reply to `request`; a truncated reply holding a tool call is asked again with more room."""
-        spent = Usage()
         limit = min(request.max_tokens, self.output_ceiling)
-        while True:
-            reply = self._complete_once(request, limit, sink)
-            bigger = min(limit * 2, self.output_ceiling)
-            if not (reply.truncated and (reply.tool_uses or reply.empty) and bigger > limit):
-                reply.usage = reply.usage.billed_with(spent)
-                return reply
-            spent.add(reply.usage)
-            sink.emit(
-                Notice(
-                    kind="reply_truncated",
-                    message=f"the reply was cut at {limit:,} output tokens ({reply.stop_reason}) with an "
-                    f"unfinished tool call; nothing in it was run; asking again with {bigger:,}",
-                    data={"max_tokens": limit, "retry_max_tokens": bigger, "stop_reason": reply.stop_reason},
-                )
-            )
-            limit = bigger
+        return with_room(
+            lambda room: self._complete_once(request, room, sink), limit, self.output_ceiling, sink
+        )
 
     def count_tokens(self, request: ModelRequest) -> int | None:
         """The API's own count of `request`'s prompt (`messages.count_tokens`, free of charge), or None

@@ -6,11 +6,12 @@ Conversations use the Anthropic Messages format for every backend (a list of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from openbot.errors import ModelError
-from openbot.events import EventSink
+from openbot.events import EventSink, Notice
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,29 @@ class ModelReply:
     @property
     def text(self) -> str:
         return "\n".join(b["text"] for b in self.content if b.get("type") == "text" and b.get("text"))
+
+
+def with_room(ask: Callable[[int], ModelReply], limit: int, ceiling: int, sink: EventSink) -> ModelReply:
+    """`ask(limit)`'s reply; one cut at the output limit with a tool call (or nothing usable) in it is asked
+    again with twice the room, up to `ceiling`, with a notice. Every ask is billed; the context is the
+    last reply's."""
+    spent = Usage()
+    while True:
+        reply = ask(limit)
+        bigger = min(limit * 2, ceiling)
+        if not (reply.truncated and (reply.tool_uses or reply.empty) and bigger > limit):
+            reply.usage = reply.usage.billed_with(spent)
+            return reply
+        spent.add(reply.usage)
+        sink.emit(
+            Notice(
+                kind="reply_truncated",
+                message=f"the reply was cut at {limit:,} output tokens ({reply.stop_reason}) with an "
+                f"unfinished tool call; nothing in it was run; asking again with {bigger:,}",
+                data={"max_tokens": limit, "retry_max_tokens": bigger, "stop_reason": reply.stop_reason},
+            )
+        )
+        limit = bigger
 
 
 class ModelBackend(Protocol):

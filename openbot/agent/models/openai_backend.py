@@ -14,12 +14,12 @@ from dataclasses import replace
 from typing import Any
 
 from openbot.agent.models import ModelName
-from openbot.agent.models.base import ModelOptions, ModelReply, ModelRequest, Usage
+from openbot.agent.models.base import ModelOptions, ModelReply, ModelRequest, Usage, with_room
 from openbot.agent.models.openai_endpoint import Endpoint
 from openbot.agent.models.openai_errors import classify
 from openbot.agent.models.outage import Patience
 from openbot.agent.models.pricing import price_usage
-from openbot.events import EventSink, Notice
+from openbot.events import EventSink
 
 OUTPUT_CEILING = 128_000  # the largest max output tokens a retry asks for, unless the model allows less
 
@@ -52,24 +52,10 @@ class OpenAIModel:
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
         """The reply to `request`; a truncated reply holding a tool call is asked again with more room."""
-        spent = Usage()
         limit = min(request.max_tokens, self.output_ceiling)
-        while True:
-            reply = self._complete_once(request, limit, sink)
-            spent.add(reply.usage)
-            bigger = min(limit * 2, self.output_ceiling)
-            if not (reply.truncated and (reply.tool_uses or reply.empty) and bigger > limit):
-                reply.usage = spent
-                return reply
-            sink.emit(
-                Notice(
-                    kind="reply_truncated",
-                    message=f"the reply was cut at {limit:,} output tokens ({reply.stop_reason}) with an "
-                    f"unfinished tool call; nothing in it was run; asking again with {bigger:,}",
-                    data={"max_tokens": limit, "retry_max_tokens": bigger, "stop_reason": reply.stop_reason},
-                )
-            )
-            limit = bigger
+        return with_room(
+            lambda room: self._complete_once(request, room, sink), limit, self.output_ceiling, sink
+        )
 
     def _complete_once(self, request: ModelRequest, max_tokens: int, sink: EventSink) -> ModelReply:
         request = replace(request, max_tokens=max_tokens)
