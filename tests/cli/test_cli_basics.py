@@ -20,7 +20,8 @@ def test_version(cli) -> None:  # type: ignore[no-untyped-def]
 
 def test_shell_completion_script(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("--show-completion", "bash")
-    assert result.exit_code == 0 and "complete" in result.stdout and "openbot" in result.stdout
+    assert result.exit_code == 0, f"{result.output}\n{result.exception!r}"
+    assert "complete" in result.stdout and "openbot" in result.stdout
 
 
 def _modules_after(args: list[str], cwd: Path) -> set[str]:

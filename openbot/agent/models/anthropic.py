@@ -1,6 +1,7 @@
 """The Anthropic backend: one streamed Messages API call per step, with prompt caching and patience.
 
-openbot does every retry itself (the SDK's own retries are off), so each wait honours `retry-after(-ms)`
+The wire is spoken by `anthropic_http` (not the SDK: see there why). openbot does every retry itself, so
+each wait honours `retry-after(-ms)`
 and `x-should-retry`, is an event, and fits the run's budgets (see `outage`). Errors after the
 response has started (a cut connection, an `event: error` frame, a stream ending without
 `message_stop`, silence longer than the read timeout) re-send the whole request, at once the first time.
@@ -17,10 +18,10 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from typing import Any
 
-from openbot.agent.models.anthropic_wire import bad_tool_json, copy_usage, plain_block
+from openbot.agent.models.anthropic_http import KEY_VARS, ApiError, BrokenStream, Connection, api_key
+from openbot.agent.models.anthropic_wire import Accumulator, copy_usage, plain_block
 from openbot.agent.models.base import (
     TRUNCATED,
     ModelOptions,
@@ -36,11 +37,9 @@ from openbot.agent.models.pricing import price_usage
 from openbot.errors import ModelError, UsageError
 from openbot.events import EventSink, TextDelta
 
-KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 KEY_HINT = "check ANTHROPIC_API_KEY: it must be a valid key for this API"
 OUTPUT_CEILING = 128_000  # the largest max_tokens a retry asks for, unless the model allows less
 TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
-BAD_TOOL_JSON = "Unable to parse tool parameter JSON"
 
 
 class AnthropicModel:
@@ -51,7 +50,7 @@ class AnthropicModel:
         options: ModelOptions | None = None,
         max_attempts: int = 0,
         backoff_secs: float = 1.0,
-        client: Any = None,
+        client: Connection | None = None,
         max_output_tokens: int = OUTPUT_CEILING,
     ) -> None:
         if client is None and not any(os.environ.get(v) for v in KEY_VARS):
@@ -65,40 +64,12 @@ class AnthropicModel:
         self.backoff_secs = backoff_secs
         self.output_ceiling = max_output_tokens  # the model's own maximum (Models API), when known
         self._client = client
-        self._warming: threading.Thread | None = None
-
-    def prepare(self) -> None:
-        """Import the SDK and build its client on a thread of their own, while the caller prepares the
-        run (worktree, sandbox, prompt): `import anthropic` alone takes 1–2 s. The first call waits for
-        it; should it fail there, the first call fails the same way in its own thread."""
-        if self._client is None and self._warming is None:
-            self._warming = threading.Thread(target=self._warm, name="openbot-sdk", daemon=True)
-            self._warming.start()
-
-    def _warm(self) -> None:
-        try:
-            self._new_client()
-        except Exception:  # noqa: BLE001 (raised again where the client is first used)
-            pass
-
-    def _new_client(self) -> Any:
-        if self._client is None:
-            import gc
-
-            import anthropic  # slow (~2 s): only in runs that call the API
-
-            self._client = anthropic.Anthropic(max_retries=0)
-            # The SDK's ~3,300 modules and their objects live as long as the process: out of the cyclic
-            # collector's reach, its full collections stop walking them on every round trip of a long run.
-            gc.freeze()
-        return self._client
 
     @property
-    def client(self) -> Any:
-        if self._warming is not None:
-            self._warming.join()
-            self._warming = None
-        return self._new_client()
+    def client(self) -> Connection:
+        if self._client is None:
+            self._client = Connection(api_key())
+        return self._client
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
         """The reply to `request`; a truncated reply holding a tool call is asked again with more room."""
@@ -108,19 +79,19 @@ class AnthropicModel:
         )
 
     def count_tokens(self, request: ModelRequest) -> int | None:
-        """The API's own count of `request`'s prompt (`messages.count_tokens`, free of charge), or None
+        """The API's own count of `request`'s prompt (`messages/count_tokens`, free of charge), or None
         when it cannot be had now (the estimate then stands)."""
-        import anthropic
+        import httpx2
 
         params = build_params(self.model, request, self.options)
         keys = ("model", "messages", "system", "tools", "thinking", "output_config", "context_management")
-        kwargs = {k: params[k] for k in keys if k in params}
-        api = self.client.messages
-        if "betas" in params:
-            api, kwargs["betas"] = self.client.beta.messages, params["betas"]
+        body = {k: params[k] for k in keys if k in params}
         try:
-            return int(api.count_tokens(**kwargs, timeout=30).input_tokens)
-        except (anthropic.AnthropicError, ValueError):
+            answer = self.client.call(
+                "POST", "/v1/messages/count_tokens", body, timeout=30, betas=_betas(params)
+            )
+            return int(answer["input_tokens"])
+        except (ApiError, httpx2.HTTPError, ValueError, KeyError, TypeError):
             return None
 
     def _complete_once(self, request: ModelRequest, max_tokens: int, sink: EventSink) -> ModelReply:
@@ -152,41 +123,35 @@ class AnthropicModel:
         timeout = (
             self.options.read_timeout_secs if left is None else min(self.options.read_timeout_secs, left)
         )
-        tool_json: dict[int, str] = {}  # each tool call's input as streamed, checked strictly at the end
-        try:
-            # A beta (server-side compaction) goes through the SDK's beta namespace, which sends the header.
-            api = self.client.beta.messages if "betas" in params else self.client.messages
-            with api.stream(**params, timeout=timeout) as stream:
-                # Raw events only: the stream also yields helper `text` events, which would double the text.
-                for event in stream:
-                    if event.type == "message_start":
-                        copy_usage(event.message.usage, billed)
-                    elif event.type == "message_delta":
-                        billed.output_tokens = event.usage.output_tokens
-                    elif event.type == "content_block_delta" and event.delta.type == "text_delta":
-                        sink.emit(TextDelta(text=event.delta.text))
-                    elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
-                        tool_json[event.index] = tool_json.get(event.index, "") + event.delta.partial_json
-                    patience.remaining()  # a trickling stream does not outlive the wall-time budget
-                message = stream.get_final_message()
-        except ValueError as e:  # the SDK could not parse the model's tool input: the model's fault
-            if BAD_TOOL_JSON not in str(e):
-                raise
-            return self._defect(billed, f"a tool call's input is not valid JSON: {e}")
-        if message.stop_reason is None:
+        body = {k: v for k, v in params.items() if k != "betas"}
+        body["stream"] = True
+        reply = Accumulator()
+        for event in self.client.stream("/v1/messages", body, timeout=timeout, betas=_betas(params)):
+            try:
+                reply.add(event)
+            except (KeyError, IndexError, TypeError, ValueError) as e:
+                raise BrokenStream(f"an event out of shape or order ({e!r}): {str(event)[:200]}") from None
+            kind = event.get("type")
+            if kind == "message_start":
+                copy_usage(event["message"].get("usage") or {}, billed)
+            elif kind == "message_delta":
+                billed.output_tokens = (event.get("usage") or {}).get("output_tokens") or 0
+            elif kind == "content_block_delta" and event["delta"].get("type") == "text_delta":
+                sink.emit(TextDelta(text=event["delta"]["text"]))
+            patience.remaining()  # a trickling stream does not outlive the wall-time budget
+        if reply.message is None or reply.message.get("stop_reason") is None:
             raise Outage("unavailable", "the stream ended before message_stop", at_once=True)
-        bad = bad_tool_json(tool_json)
-        if bad and message.stop_reason not in TRUNCATED:  # a cut input is the truncation's, handled there
+        message, bad = reply.finish(truncated=reply.message["stop_reason"] in TRUNCATED)
+        if bad:  # a cut input is the truncation's, handled there
             return self._defect(billed, f"a tool call's input is not valid JSON: {bad}")
         usage = Usage()
-        copy_usage(message.usage, usage)
-        details = message.stop_details.model_dump(mode="json") if message.stop_details else None
+        copy_usage(message["usage"], usage)
         return ModelReply(
-            content=[b for b in (plain_block(block) for block in message.content) if b],
-            stop_reason=message.stop_reason,
+            content=[b for b in (plain_block(block) for block in message["content"]) if b],
+            stop_reason=message["stop_reason"],
             usage=self._priced(usage),
-            model=message.model or self.model,
-            stop_details=details,
+            model=message.get("model") or self.model,
+            stop_details=message.get("stop_details") or None,
         )
 
     def _defect(self, billed: Usage, why: str) -> ModelReply:
@@ -197,27 +162,29 @@ class AnthropicModel:
 
     def _classify(self, e: Exception, failed: Usage) -> Outage:
         """A retryable cause, or raise ModelError at once for errors a re-send cannot fix."""
-        import anthropic
         import httpx2
 
         if isinstance(e, Outage):
             return e
-        if isinstance(e, anthropic.APIStatusError):
+        if isinstance(e, ApiError):
             return _classify_status(e, failed)
-        if isinstance(e, anthropic.APITimeoutError | httpx2.TimeoutException):
+        if isinstance(e, httpx2.TimeoutException):
             return Outage(
                 "unavailable", "no data from the API within the read timeout (a stalled stream)", at_once=True
             )
-        if isinstance(e, anthropic.APIConnectionError | httpx2.TransportError):
+        if isinstance(e, httpx2.TransportError | BrokenStream):
             return Outage(
                 "unavailable", f"connection dropped ({type(e).__name__}: {_scrub(str(e))})", at_once=True
             )
         raise e
 
 
-def _classify_status(e: Any, failed: Usage) -> Outage:
-    status, kind, message = e.status_code, _error_type(e), _error_message(e)
-    headers = getattr(getattr(e, "response", None), "headers", None)
+def _betas(params: dict[str, Any]) -> list[str]:
+    return list(params.get("betas") or [])
+
+
+def _classify_status(e: ApiError, failed: Usage) -> Outage:
+    status, kind, message, headers = e.status_code, e.type, _scrub(e.message), e.headers
     should_retry = headers.get("x-should-retry") if headers is not None else None
     too_long = TOO_LONG.search(message)
     if status == 400 and too_long:
@@ -242,20 +209,6 @@ def _classify_status(e: Any, failed: Usage) -> Outage:
     if status == 429:
         return Outage("rate limited", f"HTTP 429 {kind}: {message}", wait)
     return Outage("unavailable", f"server error {where} {kind}: {message}", wait, at_once=broken)
-
-
-def _error_body(e: Any) -> dict[str, Any]:
-    """The `error` object of the API's `{"type": "error", "error": {...}}` body, or {}."""
-    error = e.body.get("error") if isinstance(e.body, dict) else None
-    return error if isinstance(error, dict) else {}
-
-
-def _error_type(e: Any) -> str:
-    return str(_error_body(e).get("type") or getattr(e, "type", None) or "error")
-
-
-def _error_message(e: Any) -> str:
-    return _scrub(str(_error_body(e).get("message") or e.message))
 
 
 def _scrub(text: str) -> str:

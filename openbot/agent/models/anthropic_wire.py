@@ -1,6 +1,7 @@
-"""What the Anthropic SDK's objects become in openbot: content blocks as the conversation stores them,
-usage (with the passes of a request in which the API compacted the conversation), and the strict JSON
-check of streamed tool input (the SDK parses it leniently)."""
+"""What a streamed Messages API reply becomes in openbot: the events folded into the final message (as the
+SDK's `accumulate_event` folds them, checked against it in tests), content blocks as the conversation
+stores them, usage (with the passes of a request in which the API compacted the conversation), and the
+strict JSON check of streamed tool input."""
 
 from __future__ import annotations
 
@@ -9,37 +10,112 @@ from typing import Any
 
 from openbot.agent.models.base import Usage
 
-
-def bad_tool_json(streamed: dict[int, str]) -> str:
-    """The first streamed tool input that strict JSON parsing rejects (the SDK parses leniently), or ""."""
-    for text in streamed.values():
-        try:
-            value = json.loads(text) if text else {}
-        except ValueError as e:
-            return f"{e}: {text[:200]}"
-        if not isinstance(value, dict):
-            return f"not an object: {text[:200]}"
-    return ""
+TOOL_INPUT_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")  # blocks whose input is streamed JSON
+USAGE_TOTALS = (  # cumulative counts a `message_delta` may carry; an absent one keeps message_start's
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "server_tool_use",
+    "output_tokens_details",
+    "iterations",
+)
 
 
-def plain_block(block: Any) -> dict[str, Any] | None:
-    """An SDK content block as the plain dict the conversation stores (None for an empty text block)."""
-    if block.type == "text":
-        return {"type": "text", "text": block.text} if block.text else None
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    if block.type == "thinking":  # sent back exactly as received, signature included
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
-    if block.type == "redacted_thinking":
-        return {"type": "redacted_thinking", "data": block.data}
-    return dict(block.model_dump(mode="json", exclude_none=True))
+class Accumulator:
+    """The final message of one stream, built event by event; `tool_json` keeps each tool input as sent."""
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] | None = None
+        self.tool_json: dict[int, str] = {}
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            self.message = dict(event["message"])
+            self.message["content"] = list(self.message.get("content") or [])
+            self.message["usage"] = dict(self.message.get("usage") or {})
+            return
+        message = self.message
+        if message is None:
+            raise ValueError(f"a {kind} event before message_start")
+        if kind == "content_block_start":
+            message["content"].append(dict(event["content_block"]))
+        elif kind == "content_block_delta":
+            self._delta(message["content"][event["index"]], event["index"], event["delta"])
+        elif kind == "message_delta":
+            delta, usage = event.get("delta") or {}, event.get("usage") or {}
+            for key in ("stop_reason", "stop_sequence", "stop_details"):
+                message[key] = delta.get(key)
+            if delta.get("container") is not None:
+                message["container"] = delta["container"]
+            if event.get("context_management") is not None:
+                message["context_management"] = event["context_management"]
+            message["usage"]["output_tokens"] = usage.get("output_tokens")
+            message["usage"].update({k: usage[k] for k in USAGE_TOTALS if usage.get(k) is not None})
+
+    def _delta(self, block: dict[str, Any], index: int, delta: dict[str, Any]) -> None:
+        kind, of = delta.get("type"), block.get("type")
+        if kind == "text_delta" and of == "text":
+            block["text"] = block.get("text", "") + delta["text"]
+        elif kind == "input_json_delta" and of in TOOL_INPUT_BLOCKS:
+            self.tool_json[index] = self.tool_json.get(index, "") + delta["partial_json"]
+        elif kind == "citations_delta" and of == "text":
+            block["citations"] = [*(block.get("citations") or []), delta["citation"]]
+        elif kind == "thinking_delta" and of == "thinking":
+            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+        elif kind == "signature_delta" and of == "thinking":
+            block["signature"] = delta["signature"]
+        elif kind == "compaction_delta" and of == "compaction":
+            block["content"] = delta.get("content")
+            block["encrypted_content"] = delta.get("encrypted_content")
+
+    def finish(self, truncated: bool) -> tuple[dict[str, Any], str]:
+        """The message, its tool inputs parsed strictly, and the first input that is not a JSON object
+        ("" when all are). A cut-off reply's cut input stays {}: it is never run."""
+        assert self.message is not None
+        bad = ""
+        for index, text in self.tool_json.items():
+            try:
+                value = json.loads(text) if text else {}
+            except ValueError as e:
+                value, bad = {}, bad or f"{e}: {text[:200]}"
+            if not isinstance(value, dict):
+                value, bad = {}, bad or f"not an object: {text[:200]}"
+            self.message["content"][index]["input"] = value
+        return self.message, "" if truncated else bad
 
 
-def copy_usage(api_usage: Any, usage: Usage) -> None:
+def plain_block(block: dict[str, Any]) -> dict[str, Any] | None:
+    """A reply's content block as the conversation stores it (None for an empty text block)."""
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": block["text"]} if block.get("text") else None
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block.get("input", {})}
+    if kind == "thinking":  # sent back exactly as received, signature included
+        return {
+            "type": "thinking",
+            "thinking": block.get("thinking", ""),
+            "signature": block.get("signature", ""),
+        }
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.get("data", "")}
+    return {k: _without_nones(v) for k, v in block.items() if v is not None}
+
+
+def _without_nones(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nones(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nones(v) for v in value]
+    return value
+
+
+def copy_usage(api_usage: dict[str, Any], usage: Usage) -> None:
     """The API's usage into `usage`. When the API compacted the conversation in this request, the top-level
     counts are the reply's own pass (the context it was made from) and `iterations` lists every billed
     pass, the summarising one included: the bill is their sum."""
-    iterations = getattr(api_usage, "iterations", None)
+    iterations = api_usage.get("iterations")
     if not iterations:
         return _copy_counts(api_usage, usage)
     top = Usage()
@@ -51,10 +127,10 @@ def copy_usage(api_usage: Any, usage: Usage) -> None:
     usage.context_tokens = top.prompt_tokens
 
 
-def _copy_counts(api_usage: Any, usage: Usage) -> None:
-    usage.input_tokens = api_usage.input_tokens or 0
-    usage.output_tokens = api_usage.output_tokens or 0
-    usage.cache_read_tokens = getattr(api_usage, "cache_read_input_tokens", 0) or 0
-    usage.cache_write_tokens = getattr(api_usage, "cache_creation_input_tokens", 0) or 0
-    creation = getattr(api_usage, "cache_creation", None)
-    usage.cache_write_1h_tokens = (getattr(creation, "ephemeral_1h_input_tokens", 0) or 0) if creation else 0
+def _copy_counts(api_usage: dict[str, Any], usage: Usage) -> None:
+    usage.input_tokens = api_usage.get("input_tokens") or 0
+    usage.output_tokens = api_usage.get("output_tokens") or 0
+    usage.cache_read_tokens = api_usage.get("cache_read_input_tokens") or 0
+    usage.cache_write_tokens = api_usage.get("cache_creation_input_tokens") or 0
+    creation = api_usage.get("cache_creation") or {}
+    usage.cache_write_1h_tokens = creation.get("ephemeral_1h_input_tokens") or 0

@@ -13,6 +13,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import quote
 
 from openbot import paths
 from openbot.errors import UsageError
@@ -74,10 +75,6 @@ def _store(facts: ModelFacts) -> None:
         pass  # a cache that cannot be written only costs a lookup next time
 
 
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if hasattr(value, "isoformat") else (str(value) if value else None)
-
-
 def lookup(model: str, client: Any = None) -> ModelFacts:
     """The model's facts; UsageError (exit 2) when the API does not know the model or it is retired."""
     facts = _cached(model)
@@ -94,31 +91,48 @@ def lookup(model: str, client: Any = None) -> ModelFacts:
 
 
 def _ask(model: str, client: Any) -> ModelFacts:
-    import anthropic
+    import httpx2
 
-    # No retry hidden in the SDK: one try; when it fails the run goes on with the defaults.
-    api = client or anthropic.Anthropic(max_retries=0, timeout=15)
-    try:
-        info = api.models.retrieve(model)
-    except anthropic.NotFoundError:
-        raise UsageError(
-            f"unknown model {model!r}: the Models API does not know it",
-            hint="check the model name in config.md or --model (e.g. claude-sonnet-5-5)",
-        ) from None
-    except (anthropic.APIConnectionError, anthropic.APIStatusError):
+    from openbot.agent.models.anthropic_http import ApiError, Connection, api_key
+
+    key = api_key()
+    if client is None and not key:
+        return ModelFacts(model, known=False)  # the backend says what is missing
+    api = client or Connection(key)
+    try:  # one try; when it fails the run goes on with the defaults
+        info = api.call("GET", f"/v1/models/{quote(model, safe='')}", timeout=15)
+    except ApiError as e:
+        if e.status_code == 404:
+            raise UsageError(
+                f"unknown model {model!r}: the Models API does not know it",
+                hint="check the model name in config.md or --model (e.g. claude-sonnet-5-5)",
+            ) from None
         return ModelFacts(model, known=False)  # unreachable now: the run's calls will wait it out
+    except (httpx2.HTTPError, ValueError):
+        return ModelFacts(model, known=False)
     return ModelFacts(
         id=model,
-        max_input_tokens=getattr(info, "max_input_tokens", None),
-        max_tokens=getattr(info, "max_tokens", None),
-        lifecycle=str(getattr(info, "lifecycle", None) or "active"),
-        deprecated_at=_iso(getattr(info, "deprecated_at", None)),
-        retires_at=_iso(getattr(info, "retires_at", None)),
+        max_input_tokens=_int(info.get("max_input_tokens")),
+        max_tokens=_int(info.get("max_tokens")),
+        lifecycle=str(info.get("lifecycle") or "active"),
+        deprecated_at=_text(info.get("deprecated_at")),
+        retires_at=_text(info.get("retires_at")),
         server_compaction=_supports_compaction(info),
     )
 
 
-def _supports_compaction(info: Any) -> bool:
-    context = getattr(getattr(info, "capabilities", None), "context_management", None)
-    support = getattr(context, "compact_20260112", None)
-    return bool(getattr(context, "supported", False) and getattr(support, "supported", False))
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+def _supports_compaction(info: dict[str, Any]) -> bool:
+    context = _get(_get(info, "capabilities"), "context_management")
+    return bool(_get(context, "supported") and _get(_get(context, "compact_20260112"), "supported"))
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, dict) else None

@@ -1,0 +1,159 @@
+"""The Messages API over HTTP, spoken directly: openbot's own thin client on `httpx2` (the SDK's transport).
+
+Why not the `anthropic` SDK: importing it builds ~1,400 pydantic models from ~3,300 modules, 1.0–1.5 s of
+CPU before a run's first request (twice Claude Code's whole launch → first request), and it deep-copies
+and re-validates the whole conversation on every call. openbot needs little of it — the headers, the SSE
+stream, the error shapes, three routes — and keeps replies as plain dicts anyway. The wire is the SDK's:
+the same headers (`Authorization: Bearer`, `anthropic-version`, `anthropic-beta`), `ANTHROPIC_BASE_URL`,
+and proxies and certificates as httpx reads them from the environment. The SDK stays the reference: tests
+feed the same bytes to it and to this client and require the same request and the same final message.
+
+Errors: a non-2xx answer or an `event: error` frame in an accepted stream is an `ApiError` (status 200 for
+the latter, as the SDK has it); transport failures stay `httpx2` exceptions; a frame that is not JSON is a
+`BrokenStream`. Retrying is the backend's business, never this module's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from openbot import __version__
+
+API_VERSION = "2026-10-21"  # the SDK's ANTHROPIC_API_VERSION (anthropic 2.12)
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+CONNECT_TIMEOUT_SECS = 5.0  # the SDK's default
+
+
+KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # the SDK's order: a key wins over a token
+
+
+def api_key() -> str:
+    """The credential from the environment, as the SDK reads it ("" when there is none)."""
+    return next((os.environ[v] for v in KEY_VARS if os.environ.get(v)), "")
+
+
+class ApiError(Exception):
+    """The API said no: an HTTP status with its `{"type": "error", "error": {...}}` body, or an
+    `event: error` frame in an accepted stream (status 200)."""
+
+    def __init__(self, status_code: int, headers: Any, body: Any) -> None:
+        self.status_code = status_code
+        self.headers = headers
+        self.body = body
+        error = body.get("error") if isinstance(body, dict) else None
+        error = error if isinstance(error, dict) else {}
+        self.type = str(error.get("type") or "error")
+        text = body if isinstance(body, str) else ""
+        self.message = str(error.get("message") or text[:500] or f"Error code: {status_code}")
+        super().__init__(f"HTTP {status_code} {self.type}: {self.message}")
+
+
+class BrokenStream(Exception):
+    """The stream carried a frame that is not JSON: a fault on the way, like a cut connection."""
+
+
+class Connection:
+    """One HTTP client for the run (connections are kept alive between calls)."""
+
+    def __init__(self, key: str, base_url: str | None = None) -> None:
+        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self._headers = {
+            "Authorization": f"Bearer {key}",
+            "anthropic-version": API_VERSION,
+            "content-type": "application/json",
+            "accept": "application/json",
+            "user-agent": f"openbot/{__version__}",
+        }
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import httpx2
+
+            self._client = httpx2.Client(follow_redirects=True)
+        return self._client
+
+    def stream(
+        self, path: str, body: dict[str, Any], *, timeout: float, betas: list[str]
+    ) -> Iterator[dict[str, Any]]:
+        """The events of a streamed call, each a decoded `data:` object, as they arrive."""
+        request = self._request("POST", path, body, timeout, betas, {"accept": "text/event-stream"})
+        response = self.client.send(request, stream=True)
+        try:
+            if response.status_code >= 300:
+                response.read()
+                raise ApiError(response.status_code, response.headers, _body(response.text))
+            for event, data in sse_frames(response.iter_lines()):
+                if event == "error":
+                    raise ApiError(response.status_code, response.headers, _body(data))
+                if event is None or event == "ping" or not data:
+                    continue  # as the SDK: frames without an `event:` line are dropped
+                try:
+                    yield json.loads(data)
+                except ValueError:
+                    raise BrokenStream(f"a {event} frame that is not JSON: {data[:200]}") from None
+        finally:
+            response.close()
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        *,
+        timeout: float,
+        betas: tuple[str, ...] | list[str] = (),
+    ) -> dict[str, Any]:
+        """One plain JSON call (count_tokens, the Models API)."""
+        response = self.client.send(self._request(method, path, body, timeout, betas, {}))
+        if response.status_code >= 300:
+            raise ApiError(response.status_code, response.headers, _body(response.text))
+        value = response.json()
+        return value if isinstance(value, dict) else {}
+
+    def _request(
+        self, method: str, path: str, body: Any, timeout: float, betas: Any, extra: dict[str, str]
+    ) -> Any:
+        import httpx2
+
+        headers = {**self._headers, **extra}
+        if betas:  # as the SDK's beta namespace: the header (the route is the same)
+            headers["anthropic-beta"] = ",".join(betas)
+        content = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+        limits = httpx2.Timeout(timeout, connect=min(CONNECT_TIMEOUT_SECS, timeout))
+        return self.client.build_request(
+            method, self.base_url + path, headers=headers, content=content, timeout=limits
+        )
+
+
+def sse_frames(lines: Iterator[str]) -> Iterator[tuple[str | None, str]]:
+    """Server-sent events as (event, data): `data:` lines joined by newlines, a blank line ends a frame,
+    `:` lines are comments (the SSE spec, as the SDK's decoder reads it)."""
+    event: str | None = None
+    data: list[str] = []
+    for line in lines:
+        if not line:
+            if event is not None or data:
+                yield event, "\n".join(data)
+            event, data = None, []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+    # A frame the stream ended inside is dropped, as the SDK drops it: its data may be cut short.
+
+
+def _body(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
