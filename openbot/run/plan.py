@@ -175,6 +175,9 @@ def _model(
     backend = load_backend(model, config=config)
     if name.backend == "scripted":
         return backend, None
+    prepare = getattr(backend, "prepare", None)
+    if prepare is not None:  # the model's transport gets ready while the plan goes on
+        prepare()
     from openbot.agent.models.params import options_from
     from openbot.agent.models.pricing import known_price
 

@@ -133,7 +133,7 @@ class Runner:
     def _start(self) -> None:
         c, rec = self.plan.config, self.record
         prepare = getattr(self.plan.backend, "prepare", None)
-        if prepare is not None:  # the model's SDK loads while the workspace is made and the prompt built
+        if prepare is not None:  # the model's transport gets ready while the workspace is made
             prepare()
         for notice in self.plan.notices:  # first: which bot runs and why; repository skills left out
             self.view.line(notice)

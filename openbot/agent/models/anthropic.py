@@ -20,7 +20,7 @@ import os
 import re
 from typing import Any
 
-from openbot.agent.models.anthropic_http import KEY_VARS, ApiError, BrokenStream, Connection, api_key
+from openbot.agent.models.anthropic_http import KEY_VARS, ApiError, BrokenStream, Connection, api_key, shared
 from openbot.agent.models.anthropic_wire import Accumulator, copy_usage, plain_block
 from openbot.agent.models.base import (
     TRUNCATED,
@@ -68,8 +68,12 @@ class AnthropicModel:
     @property
     def client(self) -> Connection:
         if self._client is None:
-            self._client = Connection(api_key())
+            self._client = shared(api_key())
         return self._client
+
+    def prepare(self) -> None:
+        """Get the HTTP client ready while the caller plans the run (see `Connection.warm`)."""
+        self.client.warm()
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
         """The reply to `request`; a truncated reply holding a tool call is asked again with more room."""

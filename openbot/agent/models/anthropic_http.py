@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,7 +57,8 @@ class BrokenStream(Exception):
 
 
 class Connection:
-    """One HTTP client for the run (connections are kept alive between calls)."""
+    """One HTTP client for the run (connections are kept alive between calls); `shared` gives the
+    process's own, so the Models API lookup and the run's calls share it."""
 
     def __init__(self, key: str, base_url: str | None = None) -> None:
         self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
@@ -68,14 +70,34 @@ class Connection:
             "user-agent": f"openbot/{__version__}",
         }
         self._client: Any = None
+        self._warming: threading.Thread | None = None
 
-    @property
-    def client(self) -> Any:
+    def warm(self) -> None:
+        """Build the HTTP client on a thread of its own while the caller goes on: its TLS context loads
+        the certificate store (~35 ms) without holding the GIL. The first call waits for it."""
+        if self._client is None and self._warming is None:
+            self._warming = threading.Thread(target=self._build, name="openbot-http", daemon=True)
+            self._warming.start()
+
+    def _build(self) -> None:
+        try:
+            self._new_client()
+        except Exception:  # noqa: BLE001 (raised again where the client is first used)
+            pass
+
+    def _new_client(self) -> Any:
         if self._client is None:
             import httpx2
 
             self._client = httpx2.Client(follow_redirects=True)
         return self._client
+
+    @property
+    def client(self) -> Any:
+        if self._warming is not None:
+            self._warming.join()
+            self._warming = None
+        return self._new_client()
 
     def stream(
         self, path: str, body: dict[str, Any], *, timeout: float, betas: list[str]
@@ -128,6 +150,17 @@ class Connection:
         return self.client.build_request(
             method, self.base_url + path, headers=headers, content=content, timeout=limits
         )
+
+
+_SHARED: dict[tuple[str, str | None], Connection] = {}
+
+
+def shared(key: str, base_url: str | None = None) -> Connection:
+    """The process's connection for this credential and server."""
+    found = _SHARED.get((key, base_url))
+    if found is None:
+        found = _SHARED[(key, base_url)] = Connection(key, base_url)
+    return found
 
 
 def sse_frames(lines: Iterator[str]) -> Iterator[tuple[str | None, str]]:

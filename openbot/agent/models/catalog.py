@@ -93,12 +93,12 @@ def lookup(model: str, client: Any = None) -> ModelFacts:
 def _ask(model: str, client: Any) -> ModelFacts:
     import httpx2
 
-    from openbot.agent.models.anthropic_http import ApiError, Connection, api_key
+    from openbot.agent.models.anthropic_http import ApiError, api_key, shared
 
     key = api_key()
     if client is None and not key:
         return ModelFacts(model, known=False)  # the backend says what is missing
-    api = client or Connection(key)
+    api = client or shared(key)
     try:  # one try; when it fails the run goes on with the defaults
         info = api.call("GET", f"/v1/models/{quote(model, safe='')}", timeout=15)
     except ApiError as e:
