@@ -68,6 +68,8 @@ def repo_skills_dir(repo_root: Path) -> Path:
 
 def make_private_dir(path: Path) -> Path:
     """mkdir -p with user-only permissions on every directory it creates."""
+    if path.is_dir():  # the usual case, on every write of a run's files: one stat
+        return path
     # Path.mkdir(parents=True) gives the missing parents default permissions, not `mode`: create each one.
     missing = [d for d in (path, *path.parents) if not d.exists()]
     for d in reversed(missing):

@@ -1,13 +1,14 @@
 """openbot's own time per tool call: an N-call run of `true` commands against the loopback Anthropic server.
 
-The real CLI (`python -m openbot run`) and the real SDK talk to `openbot.testing.fakeapi` (which answers
-with TCP_NODELAY, as a real API edge does, and at once). The time between two consecutive model requests is
-one round trip: openbot receiving and judging the reply, running `true` through the shell tool (sandbox
-included), logging it, and sending the next request. A bare SDK loop (no tools, no logs, a conversation
-growing the same way, cache breakpoints set the same way) against the same server gives the model side's
-share (the SDK, HTTP, the stand-in
-server); "own" subtracts it and what `bash -c true` costs on its own (a subprocess, median of 200): what
-openbot adds per tool call beyond the command, sandbox included.
+The real CLI (`python -m openbot run`, its own Messages API client) talks to `openbot.testing.fakeapi`
+(which answers with TCP_NODELAY, as a real API edge does, and at once). The time between two consecutive
+model requests is one round trip: openbot receiving and judging the reply, running `true` through the
+shell tool (sandbox included), logging it, and sending the next request. A bare HTTP loop (httpx2 and
+json alone: no tools, no logs, a conversation growing the same way, cache breakpoints set the same way)
+against the same server gives the model side's share (HTTP, the stand-in server); until openbot spoke the
+API itself (commit 9800e30) the baseline was a bare SDK loop, which costs more per call. "Own" subtracts
+the baseline and what `bash -c true` costs on its own (a subprocess, median of 200): what openbot adds per
+tool call beyond the command, sandbox included.
 Reported per segment of the run (calls 1–10, the middle, the last 10), so growth along the run shows.
 
 `--latency-ms` makes the server wait that long before each answer, as a real model does before its
@@ -96,9 +97,12 @@ def one_run(calls: int, sandbox: str, latency: float) -> list[float]:
     return [(b - a - latency) * 1000 for a, b in zip(arrivals, arrivals[1:], strict=False)]
 
 
-SDK_LOOP = """
-import os, sys, anthropic
-client = anthropic.Anthropic(max_retries=0)
+HTTP_LOOP = """
+import json, os, sys, httpx2
+client = httpx2.Client()
+url = os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages"
+headers = {"Authorization": "Bearer " + os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2026-10-21",
+           "content-type": "application/json", "accept": "text/event-stream"}
 mark = {"type": "ephemeral"}
 tools = [{"name": "shell", "description": "Run a command. " * 60, "cache_control": mark, "input_schema":
           {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}]
@@ -115,25 +119,36 @@ def marked(messages):  # breakpoints as openbot sets them: the newest message, t
     return out
 
 while True:
-    with client.messages.stream(model=sys.argv[1], max_tokens=8192, system=system, tools=tools,
-                                messages=marked(messages)) as stream:
-        message = stream.get_final_message()
-    calls = [b for b in message.content if b.type == "tool_use"]
-    if not calls or calls[0].name != "shell":
+    body = {"model": sys.argv[1], "max_tokens": 8192, "system": system, "tools": tools,
+            "messages": marked(messages), "stream": True}
+    blocks, parts = [], {}
+    with client.stream("POST", url, content=json.dumps(body), headers=headers) as response:
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            event = json.loads(line[5:])
+            if event["type"] == "content_block_start":
+                blocks.append(dict(event["content_block"]))
+            elif event["type"] == "content_block_delta" and event["delta"]["type"] == "input_json_delta":
+                parts[event["index"]] = parts.get(event["index"], "") + event["delta"]["partial_json"]
+    for i, text in parts.items():
+        blocks[i]["input"] = json.loads(text)
+    calls = [b for b in blocks if b["type"] == "tool_use"]
+    if not calls or calls[0]["name"] != "shell":
         break
-    content = [b.model_dump(exclude_none=True) for b in message.content]
-    messages.append({"role": "assistant", "content": content})
-    messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": calls[0].id,
+    messages.append({"role": "assistant", "content": blocks})
+    messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": calls[0]["id"],
                                                   "content": "exit code: 0"}]})
 """
 
 
-def sdk_baseline(calls: int, latency: float) -> list[float]:
-    """The same round trips made by a bare SDK loop (no tool run, nothing logged): the model side's share."""
+def http_baseline(calls: int, latency: float) -> list[float]:
+    """The same round trips made by a bare HTTP loop (httpx2 and json only: no tool run, nothing logged):
+    the model side's share."""
     arrivals: list[float] = []
     with FakeAnthropic(respond=answer(calls, arrivals, latency)) as api:
         env = {**os.environ, "ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-ant-rt-0"}
-        subprocess.run([sys.executable, "-c", SDK_LOOP, MODEL], env=env, check=True)
+        subprocess.run([sys.executable, "-c", HTTP_LOOP, MODEL], env=env, check=True)
     return [(b - a - latency) * 1000 for a, b in zip(arrivals, arrivals[1:], strict=False)]
 
 
@@ -144,10 +159,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-ms", type=float, default=0, help="the model's time to answer")
     args = parser.parse_args()
-    runs, sdk = [], []
+    # A pip-installed openbot has its bytecode compiled; with PYTHONDONTWRITEBYTECODE set (as on some CI
+    # machines) every run would compile its ~400 modules again, which no installed copy does.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    runs, loops = [], []
     for _ in range(args.rounds):  # interleaved: a busy machine slows both alike
         runs.append(one_run(args.calls, args.sandbox, args.latency_ms / 1000))
-        sdk.append(sdk_baseline(args.calls, args.latency_ms / 1000))
+        loops.append(http_baseline(args.calls, args.latency_ms / 1000))
     bare = bare_command_ms()
     n = args.calls
     mid = n // 2
@@ -160,13 +178,11 @@ def main() -> None:
         f"sandbox {args.sandbox}; model latency {args.latency_ms:g} ms (subtracted); `bash -c true` alone:"
         f" {bare:.1f} ms; load {os.getloadavg()[0]:.2f}"
     )
-    print(
-        "| segment | openbot round trip | bare SDK loop | openbot's own, beyond the SDK and `bash -c true` |"
-    )
+    print("| segment | openbot round trip | bare HTTP loop | openbot's own, beyond it and `bash -c true` |")
     print("|---|---:|---:|---:|")
     for label, lo, hi in [*segments, ("all", 0, n)]:
         med = statistics.median(statistics.median(r[lo:hi]) for r in runs)
-        base = statistics.median(statistics.median(r[lo:hi]) for r in sdk)
+        base = statistics.median(statistics.median(r[lo:hi]) for r in loops)
         print(f"| {label} | {med:.1f} ms | {base:.1f} ms | {med - base - bare:.1f} ms |")
 
 

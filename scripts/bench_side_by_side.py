@@ -395,6 +395,9 @@ def main() -> None:
         raise SystemExit(
             f"not installed: {', '.join(missing)} (npm install -g @anthropic-ai/claude-code @openai/codex)"
         )
+    # A pip-installed openbot has its bytecode compiled; with PYTHONDONTWRITEBYTECODE set (as on some CI
+    # machines) every run would compile its ~400 modules again, which no installed copy does.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     logs = {"anthropic": Log(), "responses": Log()}
     api, responses = start_anthropic(logs["anthropic"]), start_responses(logs["responses"])
     host, port = responses.server_address[:2]
