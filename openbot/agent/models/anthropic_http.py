@@ -61,7 +61,7 @@ class Connection:
     process's own, so the Models API lookup and the run's calls share it."""
 
     def __init__(self, key: str, base_url: str | None = None) -> None:
-        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = _base(base_url)
         self._headers = {
             "Authorization": f"Bearer {key}",
             "anthropic-version": API_VERSION,
@@ -152,15 +152,19 @@ class Connection:
         )
 
 
-_SHARED: dict[tuple[str, str | None], Connection] = {}
+_SHARED: dict[tuple[str, str], Connection] = {}
 
 
 def shared(key: str, base_url: str | None = None) -> Connection:
-    """The process's connection for this credential and server."""
-    found = _SHARED.get((key, base_url))
+    """The process's connection for this credential and server (`ANTHROPIC_BASE_URL` read now)."""
+    found = _SHARED.get((key, _base(base_url)))
     if found is None:
-        found = _SHARED[(key, base_url)] = Connection(key, base_url)
+        found = _SHARED[(key, _base(base_url))] = Connection(key, base_url)
     return found
+
+
+def _base(base_url: str | None) -> str:
+    return (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
 
 def sse_frames(lines: Iterator[str]) -> Iterator[tuple[str | None, str]]:
