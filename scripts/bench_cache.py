@@ -1,7 +1,8 @@
 """Prompt-cache hit rate of the Anthropic backend over one 16-call turn, against the loopback API server.
 
-The real backend and SDK send a growing tool-use conversation (a ~6k-token system prompt, the real tool
-specs, each call adding an assistant tool_use and a user tool_result of a few hundred tokens) to
+The real backend (its own HTTP client) sends a growing tool-use conversation (a ~6k-token system prompt,
+the real tool specs, each call adding an assistant tool_use and a user tool_result of a few hundred
+tokens) to
 `openbot.testing.fakeapi.FakeAnthropic`, whose cache simulation reports what the API would read from and
 write to its prompt cache. Prints a markdown table and the input cost with caching relative to none.
 
@@ -71,12 +72,12 @@ def tool_round(step: int) -> list[dict[str, Any]]:
 
 
 def run(calls: int, model: str) -> list[Usage]:
-    import anthropic
+    from openbot.agent.models.anthropic_http import Connection
 
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Find and fix the failing handler test."}]
     usages = []
     with FakeAnthropic([reply("ok") for _ in range(calls)]) as api:
-        client = anthropic.Anthropic(api_key="bench-not-a-key", base_url=api.base_url)
+        client = Connection("bench-not-a-key", api.base_url)
         backend = AnthropicModel(model, client=client)
         source, specs = tool_specs()
         print(f"{len(specs)} tool specs from {source}; system prompt {SYSTEM_CHARS:,} characters\n")
