@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from openbot import __version__
+import pytest
+
+from openbot import __version__, paths
+from openbot.testing.fakeapi import FakeAnthropic
+from openbot.testing.fakeapi import reply as fake_reply
 from tests.helpers import complete, make_bot, reply, run_cli
 
 HEAVY = ("anthropic", "pygit2", "frontmatter", "tomlkit", "rich.live")
@@ -43,6 +47,21 @@ def test_everyday_commands_do_not_import_heavy_libraries(repo: Path) -> None:
     for args in (["--help"], ["memory", "quick", "show"], ["history", "quick"]):
         loaded = _modules_after(args, repo)
         assert not [m for m in HEAVY if m in loaded], args
+
+
+def test_a_run_on_claude_never_imports_the_anthropic_sdk(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # openbot speaks the Messages API itself: the SDK's import alone cost more than Claude Code's whole
+    # launch → first request (docs/BENCHMARKS.md). The run here makes real calls to the loopback server.
+    bot = paths.bot_home("claude")
+    bot.mkdir(parents=True)
+    config = 'model = "claude-sonnet-5-5"\nmax_iterations = 1\nsleep_secs = 0'
+    (bot / "config.md").write_text(f"+++\n{config}\n+++\n\nWork.\n")
+    with FakeAnthropic([fake_reply("", [{"name": "session_complete", "input": {"summary": "ok"}}])]) as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000")
+        loaded = _modules_after(["run", "claude"], repo)
+        assert len(api.requests) >= 1  # the run did talk to the API
+    assert "httpx2" in loaded and "anthropic" not in loaded
 
 
 def test_errors_are_one_line_unless_debugging(tmp_path: Path) -> None:
