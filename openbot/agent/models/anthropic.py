@@ -31,7 +31,7 @@ from openbot.agent.models.base import (
     Usage,
     with_room,
 )
-from openbot.agent.models.outage import Outage, Patience, retry_after
+from openbot.agent.models.outage import Outage, Patience, retry_after, with_patience
 from openbot.agent.models.params import build_params
 from openbot.agent.models.pricing import price_usage
 from openbot.errors import ModelError, UsageError
@@ -101,23 +101,19 @@ class AnthropicModel:
     def _complete_once(self, request: ModelRequest, max_tokens: int, sink: EventSink) -> ModelReply:
         request = ModelRequest(request.system, request.tools, request.messages, max_tokens, request.deadline)
         params = build_params(self.model, request, self.options)
-        failed = Usage()  # billed by attempts that broke mid-stream
         patience = Patience(
             self.options.patience_secs,
             request.deadline,
             max_attempts=self.max_attempts,
             backoff_secs=self.backoff_secs,
         )
-        while True:
-            billed = Usage()
-            try:
-                reply = self._attempt(params, sink, billed, patience)
-            except Exception as e:
-                failed.add(self._priced(billed))
-                patience.wait(self._classify(e, failed), sink, failed)
-                continue
-            reply.usage = reply.usage.billed_with(failed)
-            return reply
+        return with_patience(
+            lambda billed: self._attempt(params, sink, billed, patience),
+            self._classify,
+            self._priced,
+            patience,
+            sink,
+        )
 
     def _attempt(
         self, params: dict[str, Any], sink: EventSink, billed: Usage, patience: Patience

@@ -17,7 +17,7 @@ from openbot.agent.models import ModelName
 from openbot.agent.models.base import ModelOptions, ModelReply, ModelRequest, Usage, with_room
 from openbot.agent.models.openai_endpoint import Endpoint
 from openbot.agent.models.openai_errors import classify
-from openbot.agent.models.outage import Patience
+from openbot.agent.models.outage import Outage, Patience, with_patience
 from openbot.agent.models.pricing import price_usage
 from openbot.events import EventSink
 
@@ -59,25 +59,22 @@ class OpenAIModel:
 
     def _complete_once(self, request: ModelRequest, max_tokens: int, sink: EventSink) -> ModelReply:
         request = replace(request, max_tokens=max_tokens)
-        failed = Usage()  # billed by attempts that broke mid-stream
         patience = Patience(
             self.options.patience_secs,
             request.deadline,
             max_attempts=self.max_attempts,
             backoff_secs=self.backoff_secs,
         )
-        while True:
-            billed = Usage()
-            try:
-                reply = self._attempt(request, sink, billed, patience)
-            except Exception as e:
-                failed.add(self.priced(billed))
-                outage = classify(e, failed, self.endpoint.shown_url, self.endpoint.key_var)
-                patience.wait(outage, sink, failed)
-                continue
+
+        def attempt(billed: Usage) -> ModelReply:
+            reply = self._attempt(request, sink, billed, patience)
             reply.usage = self.priced(reply.usage)
-            reply.usage.add(failed)
             return reply
+
+        def classified(e: Exception, failed: Usage) -> Outage:
+            return classify(e, failed, self.endpoint.shown_url, self.endpoint.key_var)
+
+        return with_patience(attempt, classified, self.priced, patience, sink)
 
     def _attempt(
         self, request: ModelRequest, sink: EventSink, billed: Usage, patience: Patience

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from openbot.agent.models.base import Usage
+from openbot.agent.models.base import ModelReply, Usage
 from openbot.errors import ModelError
 from openbot.events import EventSink, Retry
 from openbot.stops import LimitReached
@@ -123,6 +123,29 @@ class Patience:
             return 0.0
         self.backoffs += 1
         return min(BACKOFF_CAP_SECS, self.backoff_secs * 2.0 ** (self.backoffs - 1))
+
+
+def with_patience(
+    attempt: Callable[[Usage], ModelReply],
+    classify: Callable[[Exception, Usage], Outage],
+    priced: Callable[[Usage], Usage],
+    patience: Patience,
+    sink: EventSink,
+) -> ModelReply:
+    """One model call made until it succeeds: `attempt(billed)` tries once (keeping in `billed` what the
+    API reports, so a broken stream still counts); a failure `classify` calls retryable is waited out by
+    `patience`. The reply's usage includes what the failed attempts cost."""
+    failed = Usage()
+    while True:
+        billed = Usage()
+        try:
+            reply = attempt(billed)
+        except Exception as e:
+            failed.add(priced(billed))
+            patience.wait(classify(e, failed), sink, failed)
+            continue
+        reply.usage = reply.usage.billed_with(failed)
+        return reply
 
 
 def _duration(secs: float) -> str:
