@@ -103,7 +103,7 @@ class Connection:
         self, path: str, body: dict[str, Any], *, timeout: float, betas: list[str]
     ) -> Iterator[dict[str, Any]]:
         """The events of a streamed call, each a decoded `data:` object, as they arrive."""
-        request = self._request("POST", path, body, timeout, betas, {"accept": "text/event-stream"})
+        request = self._request("POST", path, body, timeout, betas)
         response = self.client.send(request, stream=True)
         try:
             if response.status_code >= 300:
@@ -131,18 +131,16 @@ class Connection:
         betas: tuple[str, ...] | list[str] = (),
     ) -> dict[str, Any]:
         """One plain JSON call (count_tokens, the Models API)."""
-        response = self.client.send(self._request(method, path, body, timeout, betas, {}))
+        response = self.client.send(self._request(method, path, body, timeout, betas))
         if response.status_code >= 300:
             raise ApiError(response.status_code, response.headers, _body(response.text))
         value = response.json()
         return value if isinstance(value, dict) else {}
 
-    def _request(
-        self, method: str, path: str, body: Any, timeout: float, betas: Any, extra: dict[str, str]
-    ) -> Any:
+    def _request(self, method: str, path: str, body: Any, timeout: float, betas: Any) -> Any:
         import httpx2
 
-        headers = {**self._headers, **extra}
+        headers = dict(self._headers)  # `accept: application/json` on streams too, as the SDK sends
         if betas:  # as the SDK's beta namespace: the header (the route is the same)
             headers["anthropic-beta"] = ",".join(betas)
         content = None if body is None else json.dumps(body, ensure_ascii=False).encode()

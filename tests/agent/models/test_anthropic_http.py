@@ -219,7 +219,7 @@ def test_the_same_final_message_and_request_as_the_sdk(name: str, chunk: int, ne
     assert ours == theirs
     (sdk_path, sdk_headers, sdk_body), (path, headers, body) = served.seen
     assert path == sdk_path and body == {**sdk_body, "stream": True}
-    for header in ("authorization", "anthropic-version", "anthropic-beta", "content-type"):
+    for header in ("authorization", "anthropic-version", "anthropic-beta", "content-type", "accept"):
         assert headers.get(header) == sdk_headers.get(header), header
     assert headers["authorization"] == f"Bearer {KEY}"
 
