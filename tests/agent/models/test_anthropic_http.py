@@ -5,6 +5,7 @@ as through the SDK's `MessageStream`, and both must send the same request line a
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -144,6 +145,10 @@ class Served:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *a: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()  # small chunks go out at once, not after the client's delayed ACK
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers["content-length"]))
