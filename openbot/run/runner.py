@@ -132,9 +132,6 @@ class Runner:
     # ── start and finish ──────────────────────────────────────────────────────────────────────────
     def _start(self) -> None:
         c, rec = self.plan.config, self.record
-        prepare = getattr(self.plan.backend, "prepare", None)
-        if prepare is not None:  # the model's transport gets ready while the workspace is made
-            prepare()
         for notice in self.plan.notices:  # first: which bot runs and why; repository skills left out
             self.view.line(notice)
         if not c.max_iterations and not (c.max_cost_usd or c.max_tokens or c.max_minutes):

@@ -53,7 +53,7 @@ class AnthropicModel:
         client: Connection | None = None,
         max_output_tokens: int = OUTPUT_CEILING,
     ) -> None:
-        if client is None and not any(os.environ.get(v) for v in KEY_VARS):
+        if client is None and not api_key():
             raise UsageError(
                 f"ANTHROPIC_API_KEY is not set; model {model!r} needs it",
                 hint='export ANTHROPIC_API_KEY=… or use model = "scripted:<path>" for an offline run',

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from openbot import __version__
@@ -100,7 +100,7 @@ class Connection:
         return self._new_client()
 
     def stream(
-        self, path: str, body: dict[str, Any], *, timeout: float, betas: list[str]
+        self, path: str, body: dict[str, Any], *, timeout: float, betas: Sequence[str]
     ) -> Iterator[dict[str, Any]]:
         """The events of a streamed call, each a decoded `data:` object, as they arrive."""
         request = self._request("POST", path, body, timeout, betas)
@@ -128,7 +128,7 @@ class Connection:
         body: dict[str, Any] | None = None,
         *,
         timeout: float,
-        betas: tuple[str, ...] | list[str] = (),
+        betas: Sequence[str] = (),
     ) -> dict[str, Any]:
         """One plain JSON call (count_tokens, the Models API)."""
         response = self.client.send(self._request(method, path, body, timeout, betas))
@@ -137,7 +137,7 @@ class Connection:
         value = response.json()
         return value if isinstance(value, dict) else {}
 
-    def _request(self, method: str, path: str, body: Any, timeout: float, betas: Any) -> Any:
+    def _request(self, method: str, path: str, body: Any, timeout: float, betas: Sequence[str]) -> Any:
         import httpx2
 
         headers = dict(self._headers)  # `accept: application/json` on streams too, as the SDK sends
@@ -155,10 +155,10 @@ _SHARED: dict[tuple[str, str], Connection] = {}
 
 def shared(key: str, base_url: str | None = None) -> Connection:
     """The process's connection for this credential and server (`ANTHROPIC_BASE_URL` read now)."""
-    found = _SHARED.get((key, _base(base_url)))
-    if found is None:
-        found = _SHARED[(key, _base(base_url))] = Connection(key, base_url)
-    return found
+    where = (key, _base(base_url))
+    if where not in _SHARED:
+        _SHARED[where] = Connection(key, base_url)
+    return _SHARED[where]
 
 
 def _base(base_url: str | None) -> str:

@@ -100,14 +100,15 @@ def plain_block(block: dict[str, Any]) -> dict[str, Any] | None:
         }
     if kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": block.get("data", "")}
-    return {k: _without_nones(v) for k, v in block.items() if v is not None}
+    return dict(without_nones(block))
 
 
-def _without_nones(value: Any) -> Any:
+def without_nones(value: Any) -> Any:
+    """`value` with every None-valued key dropped, at every depth (as the SDK's `exclude_none` dumps)."""
     if isinstance(value, dict):
-        return {k: _without_nones(v) for k, v in value.items() if v is not None}
+        return {k: without_nones(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [_without_nones(v) for v in value]
+        return [without_nones(v) for v in value]
     return value
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from openbot.agent.models.anthropic_http import ApiError, BrokenStream, Connection, sse_frames
-from openbot.agent.models.anthropic_wire import Accumulator
+from openbot.agent.models.anthropic_wire import Accumulator, without_nones
 
 KEY = "sk-ant-test-0123456789"
 
@@ -201,15 +201,7 @@ def by_openbot(url: str, betas: list[str]) -> dict[str, Any]:
     assert reply.message is not None
     message, bad = reply.finish(truncated=False)
     assert bad == ""
-    return dict(_without_nones(message))
-
-
-def _without_nones(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_nones(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nones(v) for v in value]
-    return value
+    return dict(without_nones(message))
 
 
 @pytest.mark.parametrize("name", sorted(STREAMS))
