@@ -69,7 +69,13 @@ def slack_text(p: dict[str, Any]) -> str:
         )
     if p.get("resume_command"):
         lines.append(f"resume: `{p['resume_command']}`")
-    return "\n".join(lines)
+    return slack_escape("\n".join(lines))
+
+
+def slack_escape(text: str) -> str:
+    """Slack's three escapes: the agent's words (summary, reason) must not become `<!channel>` mentions or
+    `<http://x|y>` links that show one address and open another. Our own formatting uses none of them."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def deliver(

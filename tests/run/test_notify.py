@@ -151,3 +151,24 @@ def test_a_command_that_fails_is_reported_with_its_last_stderr_line() -> None:
     targets = parse_targets([{"command": "echo 'mail: no route' >&2; exit 7"}], "test.md")
     [result] = deliver(targets, {"status": "failed"}, {"PATH": "/usr/bin:/bin"}, str)
     assert not result.ok and result.detail == "exit code 7: mail: no route"
+
+
+def test_the_agents_summary_cannot_ping_a_channel_or_disguise_a_link(repo: Path, receiver: Receiver) -> None:
+    """Slack reads `<!channel>` as a mention and `<http://x|y>` as a link shown as `y`: in `text`, the
+    agent's words are escaped (Slack's `&amp;`, `&lt;`, `&gt;`), so they show as typed and do nothing."""
+    summary = (
+        "<!channel> urgent: log in at <http://evil.example/login|https://sso.example.com> & <@U024BE7LH>"
+    )
+    config = f'sleep_secs = 0\n[[notify]]\nurl = "{receiver.url()}"'
+    make_bot("loud", [reply("", complete(summary, "review"))], config=config)
+    out = run_cli("run", "loud", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    [(_, body)] = receiver.received
+    assert body["summary"] == summary  # the JSON field stays raw for programs
+    text = body["text"]
+    assert "<" not in text and ">" not in text
+    assert (
+        "&lt;!channel&gt; urgent" in text
+        and "&lt;http://evil.example/login|https://sso.example.com&gt;" in text
+    )
+    assert " &amp; &lt;@U024BE7LH&gt;" in text
