@@ -84,7 +84,25 @@ def _hide_flag_types(command: Any) -> None:
         _hide_flag_types(sub)
 
 
+OPTIONAL_VALUES = {"--resume": "last"}  # `run --resume` alone: the bot's last run
+
+
+def _with_optional_values(argv: list[str]) -> list[str]:
+    """Give an option that may stand alone its default value (click's parser has no optional values)."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg == "--":
+            return out + argv[i + 1 :]
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if arg in OPTIONAL_VALUES and (following is None or following.startswith("-")):
+            out.append(OPTIONAL_VALUES[arg])
+    return out
+
+
 def main() -> None:
+    import sys
+
     command = typer.main.get_command(get_app())
     _hide_flag_types(command)
-    command()
+    command(args=_with_optional_values(sys.argv[1:]))

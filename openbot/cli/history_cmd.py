@@ -44,14 +44,16 @@ def _row(m: SessionMeta) -> str:
     date = m.started_at[:16].replace("T", " ") or "-"
     summary = m.response_summary or m.prompt_summary or m.error
     return (
-        f"{m.session_number:>5}  {date:<16}  {_duration(m.duration_secs):>7}  {_tokens(m.total_tokens):>7}  "
+        f"{m.session_number:>5}  {m.run_id or '-':<21}  {date:<16}  "
+        f"{_duration(m.duration_secs):>7}  {_tokens(m.total_tokens):>7}  "
         f"{m.status:<11}  {m.action or '-':<7}  {one_line(summary, 70)}"
     )
 
 
 def _print_list(sessions: list[SessionMeta]) -> None:
     _echo(
-        f"{'#':>5}  {'started (UTC)':<16}  {'time':>7}  {'tokens':>7}  {'status':<11}  {'action':<7}  summary"
+        f"{'#':>5}  {'run (--resume <run>)':<21}  "
+        f"{'started (UTC)':<16}  {'time':>7}  {'tokens':>7}  {'status':<11}  {'action':<7}  summary"
     )
     for m in sessions:
         _echo(_row(m))
@@ -114,7 +116,7 @@ def history(
     session: str | None = typer.Option(
         None, "--session", help="Show one session in full: its id or its number."
     ),
-    limit: int = typer.Option(20, "-n", "--limit", min=1, help="How many recent sessions to list."),
+    limit: int = typer.Option(20, "-n", "-l", "--limit", min=1, help="How many recent sessions to list."),
     as_json: bool = typer.Option(
         False, "--json", help="Print JSON: a list of metadata, or {metadata, events}."
     ),

@@ -28,9 +28,14 @@ def run_command(
     bot_opt: Optional[str] = typer.Option(None, "--bot", "-b", help="The bot to run (same as the argument)."),  # noqa: UP045
     prompt: str = typer.Option("", "--prompt", "-p", help="The task for this run, added to every iteration."),
     max_iterations: int | None = typer.Option(None, "--max-iterations", "-n", min=0, help="0 = unlimited."),  # noqa: UP045
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Claude model, or scripted:<path>."),  # noqa: UP045
+    model: Optional[str] = typer.Option(  # noqa: UP045
+        None,
+        "--model",
+        "-m",
+        help="A model of any backend: claude-…, openai:…, ollama:…, llamacpp:…, scripted:<path>.",
+    ),  # noqa: UP045
     sleep_secs: float | None = typer.Option(
-        None, "--sleep-secs", "-s", min=0, help="Pause between iterations."
+        None, "--sleep-secs", "--sleep", "-s", min=0, help="Pause between iterations."
     ),  # noqa: UP045
     sandbox: str | None = typer.Option(
         None, "--sandbox", help="workspace-write | read-only | danger-full-access."
@@ -46,7 +51,9 @@ def run_command(
     ),
     project: Optional[str] = typer.Option(None, "--project", help="Project slug for memory and history."),  # noqa: UP045
     resume: str | None = typer.Option(
-        None, "--resume", help="Continue a run by its id (same branch, same conversation)."
+        None,
+        "--resume",
+        help="Continue a run by its id (same branch and conversation); alone or `last`: the bot's last run.",
     ),  # noqa: UP045
     max_cost_usd: float | None = typer.Option(
         None, "--max-cost-usd", min=0, help="Stop at this spend (USD)."

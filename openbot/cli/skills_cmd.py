@@ -1,4 +1,4 @@
-"""`openbot skills list | show | install | remove`: the markdown skills bots get in their prompt.
+"""`openbot skills list | show | search | install | remove`: the markdown skills bots get in their prompt.
 
 `skills list <bot>` prints exactly what that bot's prompt gets (`config.skills.load_skills`); without a
 bot it prints every skill in reach: all shipped ones, the global ones and the current repo's. A skill
@@ -18,7 +18,9 @@ from openbot.cli.bots_cmd import repo_root
 from openbot.errors import NotFoundError, UsageError
 from openbot.views.escapes import visible, visible_json
 
-skills_app = typer.Typer(name="skills", help="List, show, install and remove skills.", no_args_is_help=True)
+skills_app = typer.Typer(
+    name="skills", help="List, show, search, install and remove skills.", no_args_is_help=True
+)
 app.add_typer(skills_app)
 
 BOT_HELP = "Use this bot's skills (bot-local ones included)."
@@ -90,7 +92,7 @@ def list_(
 @skills_app.command()
 def show(
     name: str = typer.Argument(..., help="The skill to show."),
-    bot: str | None = typer.Option(None, "--bot", help=BOT_HELP),
+    bot: str | None = typer.Option(None, "--bot", "-b", help=BOT_HELP),
 ) -> None:
     """A skill's source, path, description and body."""
     import difflib
@@ -115,9 +117,14 @@ def show(
 
 @skills_app.command()
 def install(
-    source: str = typer.Argument(..., help="A .md file, a folder of skills, a SKILL.md folder or a git URL."),
-    global_: bool = typer.Option(False, "--global", help="Install for every bot ($OPENBOT_HOME/skills)."),
-    bot: str | None = typer.Option(None, "--bot", help="Install for this bot only."),
+    source: str = typer.Argument(
+        ...,
+        help="A .md file, a folder of skills, a SKILL.md folder, a git URL or a registry id owner/repo/skill.",
+    ),
+    global_: bool = typer.Option(
+        False, "--global", "-g", help="Install for every bot ($OPENBOT_HOME/skills)."
+    ),
+    bot: str | None = typer.Option(None, "--bot", "-b", help="Install for this bot only."),
     force: bool = typer.Option(False, "--force", help="Replace installed skills of the same name."),
 ) -> None:
     """Copy skills into the global or a bot's skills directory."""
@@ -130,10 +137,29 @@ def install(
 @skills_app.command()
 def remove(
     name: str = typer.Argument(..., help="The skill to delete."),
-    global_: bool = typer.Option(False, "--global", help="From $OPENBOT_HOME/skills."),
-    bot: str | None = typer.Option(None, "--bot", help="From this bot's skills."),
+    global_: bool = typer.Option(False, "--global", "-g", help="From $OPENBOT_HOME/skills."),
+    bot: str | None = typer.Option(None, "--bot", "-b", help="From this bot's skills."),
 ) -> None:
     """Delete an installed skill (its file, or its whole SKILL.md folder)."""
     from openbot.config.skill_install import remove_skill
 
     typer.echo(f"removed {remove_skill(name, _dest(global_, bot))}")
+
+
+@skills_app.command()
+def search(
+    query: str = typer.Argument(..., help="Words to look for in the skills.sh registry."),
+    limit: int = typer.Option(10, "--limit", "-l", min=1, help="How many results to show."),
+) -> None:
+    """Search the skills.sh registry (as the Rust openbot did); install a result by its id."""
+    from openbot.config.skill_registry import search as search_registry
+
+    total, found = search_registry(query, limit)
+    if not found:
+        typer.echo(f"no skills found for {query!r}")
+        return
+    typer.echo(visible(f"{total} skill{'' if total == 1 else 's'} for {query!r}:\n"))
+    width = max(len(f.id) for f in found)
+    for f in found:
+        typer.echo(visible(f"  {f.id:<{width}}  {f.installs:>10,} installs"))
+    typer.echo("\ninstall one: openbot skills install <id> (--bot <bot> | --global)")

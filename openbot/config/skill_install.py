@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from openbot import paths
+from openbot.config import skill_registry
 from openbot.config.skills import SKILL_FILE, Skill, discover, load_skill, scan
 from openbot.errors import GitError, NotFoundError, OpenbotError, UsageError
 from openbot.files import read_capped
@@ -91,7 +92,13 @@ def _find(source: str, tmp: Path) -> tuple[list[Skill], Path]:
         url = source if _is_git_url(source) else str(local.resolve())
         clone = _clone(url, tmp)
         return _skills_in(clone, url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")), clone
-    raise NotFoundError(f"no skill file, folder or git URL at {source!r}")
+    if (ident := skill_registry.registry_id(source)) is not None:
+        folder = skill_registry.fetch(*ident, tmp)
+        return _skills_in(folder, folder.name), folder
+    raise NotFoundError(
+        f"no skill file, folder, git URL or registry id (owner/repo/skill) at {source!r}",
+        hint="`openbot skills search <words>` finds registry ids",
+    )
 
 
 def install_skill(source: str, dest_dir: Path, force: bool = False) -> list[Skill]:

@@ -26,7 +26,7 @@ from openbot.git.runsdir import awaiting_home
 from openbot.redact import Redactor
 from openbot.state.memory import MemoryStore
 from openbot.state.project import Project, resolve_project
-from openbot.state.runstate import RunRecord, find_run
+from openbot.state.runstate import LAST, RunRecord, find_run
 
 
 @dataclass
@@ -98,6 +98,10 @@ def plan_run(req: RunRequest) -> RunPlan:
     if resume is not None:
         _check_resumable(resume)
         preflight.check_conversation(resume.conversation_path)
+        if req.resume == LAST:
+            notices.append(
+                f"resuming the last run {resume.run_id} ({resume.status}, started {resume.created_at})"
+            )
     _check_sandbox(config, req.cwd)
     check_environment(config, str(bot_file.path), os.environ)  # an unset ${NAME} fails now, not mid-run
     memory, legacy = _memory(req, bot, project, resume)
@@ -214,7 +218,7 @@ def _model_warnings(model: str, facts: ModelFacts | None) -> list[str]:
 
 def _project_and_resume(req: RunRequest, bot: BotRef) -> tuple[Project, RunRecord | None]:
     project = resolve_project(req.cwd, req.project)
-    resume = find_run(bot.name, project.slug, req.resume) if req.resume else None
+    resume = find_run(bot.name, project.slug, req.resume) if req.resume is not None else None
     if resume is not None and req.project is None:
         project = Project(slug=resume.project, repo=project.repo)
     if resume is not None and req.no_worktree and resume.use_worktree:

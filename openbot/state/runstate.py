@@ -190,8 +190,27 @@ def run_files(bot: str, run_id: str = "*") -> list[Path]:
     return sorted((paths.bot_home(bot) / "workspaces").glob(f"*/runs/{run_id}/run.json"))
 
 
+LAST = "last"  # `--resume` alone or `--resume last`: the bot's newest resumable run in this project
+
+
+def last_resumable(bot: str, project: str) -> RunRecord:
+    """The newest run of this bot in this project that a resume can continue: not alive, not discarded."""
+    for path in sorted(paths.runs_dir(bot, project).glob("*/run.json"), reverse=True):
+        if not RUN_ID_RE.match(path.parent.name):
+            continue
+        rec = RunRecord.load(path)  # a damaged newest record is said (exit 2), never skipped silently
+        if rec.action != "discard" and (rec.pid == os.getpid() or not rec.process_alive()):
+            return rec
+    raise NotFoundError(
+        f"no run of bot '{bot}' to resume in this project",
+        hint=f"start one: openbot run {bot} (`openbot history {bot}` lists runs with their ids)",
+    )
+
+
 def find_run(bot: str, project: str, run_id: str) -> RunRecord:
     """The run in this project, else in any project of this bot; NotFoundError (exit 2) otherwise."""
+    if run_id == LAST:
+        return last_resumable(bot, project)
     check_run_id(run_id)
     direct = paths.runs_dir(bot, project) / run_id / "run.json"
     if direct.is_file():
