@@ -119,7 +119,7 @@ def show(
 def install(
     source: str = typer.Argument(
         ...,
-        help="A .md file, a folder of skills, a SKILL.md folder, a git URL or a registry id owner/repo/skill.",
+        help="A .md file, a folder of skills, a SKILL.md folder, a git URL or a registry id (owner/repo/x).",
     ),
     global_: bool = typer.Option(
         False, "--global", "-g", help="Install for every bot ($OPENBOT_HOME/skills)."
