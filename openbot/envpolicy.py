@@ -41,6 +41,12 @@ def check_pattern(entry: str) -> str:
     return entry
 
 
+def model_key_passed_by(entry: str, api_key_env: str = "") -> str:
+    """The model key variable (NEVER, or the one the bot's `api_key_env` names) that an `env` entry — an
+    exact name or `PREFIX_*` — would pass, or "": config checks refuse such entries by this."""
+    return next((k for k in sorted({*NEVER, api_key_env} - {""}) if _matches(k, [entry])), "")
+
+
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in patterns)
 

@@ -211,7 +211,7 @@ def _check_integrations(values: dict[str, Any], source: str) -> None:
     from openbot.config.notify import parse_targets
 
     parse_servers(values.get("mcp_servers", {}), source, bool(values.get("network", False)))
-    parse_targets(values.get("notify", []), source)
+    parse_targets(values.get("notify", []), source, str(values.get("api_key_env", "")))
 
 
 def parse_text(text: str, path: Path) -> BotFile:

@@ -17,7 +17,7 @@ def mcp_servers(config: BotConfig, source: str = "config") -> list[McpServerSpec
 
 
 def notify_targets(config: BotConfig, source: str = "config") -> list[NotifyTarget]:
-    return parse_targets(config.notify, source)
+    return parse_targets(config.notify, source, config.api_key_env)
 
 
 def _templates(config: BotConfig) -> list[tuple[str, str]]:

@@ -5,7 +5,8 @@ url = "${SLACK_WEBHOOK_URL}"          # JSON POST of the run summary, with a Sla
 on = ["failed", "limit"]              # which endings; default: every ending
 
 [[notify]]
-command = ["./tools/page-me.sh"]      # the summary as JSON on stdin (a string runs with `sh -c`)
+command = ["./tools/page-me.sh"]      # the summary as JSON on stdin (a string runs with `sh -c`); a path
+env = ["PAGER_TOKEN"]                 #   in the repository is read from the run's base commit
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from openbot.config import envrefs
 from openbot.errors import ConfigError
 
 ENDINGS = ("completed", "failed", "limit", "interrupted", "refused")
-_KEYS = ("url", "command", "on")
+_KEYS = ("url", "command", "on", "env")
+_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\*?$")
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class NotifyTarget:
     url: str = ""  # a template: `${NAME}` is expanded at delivery, never shown expanded
     command: tuple[str, ...] = ()
     on: tuple[str, ...] = ENDINGS
+    env: tuple[str, ...] = ()  # variables (names or PREFIX_*) a command gets on top of the minimal set
 
     @property
     def label(self) -> str:
@@ -45,16 +48,16 @@ def shown_url(url: str) -> str:
     return (m.group(1) + ("/…" if m.group(2) else "")) if m else "(url)"
 
 
-def parse_targets(value: Any, source: str) -> list[NotifyTarget]:
+def parse_targets(value: Any, source: str, api_key_env: str = "") -> list[NotifyTarget]:
     if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
         raise ConfigError(
             f"{source}: key 'notify' must be a list of tables",
             hint="write [[notify]] tables with url or command",
         )
-    return [_parse_one(i, table, source) for i, table in enumerate(value, 1)]
+    return [_parse_one(i, table, source, api_key_env) for i, table in enumerate(value, 1)]
 
 
-def _parse_one(index: int, table: dict[str, Any], source: str) -> NotifyTarget:
+def _parse_one(index: int, table: dict[str, Any], source: str, api_key_env: str) -> NotifyTarget:
     where = f"notify[{index}]"
     for key in table:
         if key not in _KEYS:
@@ -88,4 +91,25 @@ def _parse_one(index: int, table: dict[str, Any], source: str) -> NotifyTarget:
             f"{source}: key '{where}.on' must list run endings, got {on!r:.80}",
             hint=f"use some of: {', '.join(ENDINGS)}",
         )
-    return NotifyTarget(index, url, tuple(command), tuple(on))
+    env = _parse_env(table.get("env", []), bool(command), source, where, api_key_env)
+    return NotifyTarget(index, url, tuple(command), tuple(on), env)
+
+
+def _parse_env(env: Any, command: bool, source: str, where: str, api_key_env: str) -> tuple[str, ...]:
+    from openbot.envpolicy import model_key_passed_by
+
+    if env and not command:
+        raise ConfigError(f"{source}: key '{where}.env' is for a command", hint="remove it from the webhook")
+    if not isinstance(env, list) or not all(isinstance(e, str) and _ENV_RE.match(e) for e in env):
+        raise ConfigError(
+            f"{source}: key '{where}.env' must list variable names (or PREFIX_*), got {env!r:.80}",
+            hint='e.g. env = ["PAGER_TOKEN"]',
+        )
+    for entry in env:
+        if key := model_key_passed_by(entry, api_key_env):
+            raise ConfigError(
+                f"{source}: key '{where}.env' entry {entry!r} would pass {key}, a model key; "
+                "a notify command never gets one",
+                hint=f"remove {entry!r} (or list other names exactly)",
+            )
+    return tuple(env)

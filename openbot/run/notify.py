@@ -12,21 +12,26 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from openbot.config import envrefs
 from openbot.config.notify import NotifyTarget
+from openbot.run.notify_command import CommandSource, Refused, argv_for, command_env
 from openbot.views.fields import money
 
 DEADLINE_SECS = 10.0
+NO_SOURCE = CommandSource()  # no repository: a repository-relative command is not run
 ATTEMPTS = 3
 BACKOFF_SECS = (0.5, 1.5)
 ICONS = {
@@ -84,6 +89,7 @@ def deliver(
     environ: Mapping[str, str],
     redact: Callable[[str], str],
     deadline_secs: float = DEADLINE_SECS,
+    source: CommandSource = NO_SOURCE,
 ) -> list[Delivery]:
     """Deliver `body` to every target that wants this status, in parallel, within `deadline_secs`."""
     wanted = [t for t in targets if body.get("status") in t.on]
@@ -92,7 +98,7 @@ def deliver(
 
     def one(target: NotifyTarget) -> None:
         try:
-            results[target.index] = _deliver_one(target, body, environ, deadline)
+            results[target.index] = _deliver_one(target, body, environ, deadline, source)
         except Exception as e:  # a bug here must not turn into a failed run
             results[target.index] = Delivery(target, False, f"{type(e).__name__}: {e}")
 
@@ -109,11 +115,19 @@ def deliver(
 
 
 def _deliver_one(
-    target: NotifyTarget, body: dict[str, Any], environ: Mapping[str, str], deadline: float
+    target: NotifyTarget,
+    body: dict[str, Any],
+    environ: Mapping[str, str],
+    deadline: float,
+    source: CommandSource,
 ) -> Delivery:
     data = json.dumps(body).encode()
     if target.command:
-        return _run_command(target, data, environ, deadline)
+        private = Path(tempfile.mkdtemp(prefix="openbot-notify-"))
+        try:
+            return _run_command(target, data, environ, deadline, source, private)
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
     try:
         url = envrefs.expand(target.url, environ, "notify", f"notify[{target.index}].url")
     except Exception as e:
@@ -146,19 +160,28 @@ def _post(url: str, data: bytes, timeout: float) -> tuple[bool, bool, str]:
         return False, True, f"cannot connect: {reason}"
 
 
-def _run_command(target: NotifyTarget, data: bytes, environ: Mapping[str, str], deadline: float) -> Delivery:
-    from openbot.envpolicy import NEVER
-
-    env = {k: v for k, v in environ.items() if k not in NEVER}  # the user's command; never the model key
+def _run_command(
+    target: NotifyTarget,
+    data: bytes,
+    environ: Mapping[str, str],
+    deadline: float,
+    source: CommandSource,
+    private: Path,
+) -> Delivery:
+    """Run the command as notify_command says: a trusted file, in `private`, with a minimal environment."""
     try:
+        argv = argv_for(target, environ, source, private)
         proc = subprocess.Popen(
-            list(target.command),
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            env=env,
+            cwd=private,
+            env=command_env(target, environ, source),
             start_new_session=True,
         )
+    except Refused as e:
+        return Delivery(target, False, f"not run: {e}")
     except OSError as e:
         return Delivery(target, False, f"cannot start: {e.strerror or e}")
     try:
@@ -201,4 +224,6 @@ def notify_run(plan: Any, result: Any, view: Any) -> None:
     redactor = Redactor.from_env(os.environ, also=secret_values(plan.config, os.environ))
     repo = str(plan.repo.workdir) if plan.repo is not None else str(plan.cwd)
     body = redactor.redact_obj(payload(result.to_json(), repo))
-    report(deliver(targets, body, os.environ, redactor.redact), view.line)
+    git_dir = plan.repo.common_dir if plan.repo is not None else None
+    source = CommandSource(git_dir, result.record.base_commit, plan.config.api_key_env)
+    report(deliver(targets, body, os.environ, redactor.redact, source=source), view.line)

@@ -60,6 +60,15 @@ def current_branch(git_dir: Path) -> str:
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref:") else ""
 
 
+def head_commit(workdir: Path) -> str:
+    """The commit checked out in `workdir` ("" when unborn): a `--no-worktree` run's base commit, from
+    which a repository-relative notify command is read (run/notify_command.py)."""
+    from openbot.git.gitcmd import run_git
+
+    head = run_git(workdir, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+    return head.stdout.strip() if head.returncode == 0 else ""
+
+
 class Workspace:
     def __init__(self, plan: RunPlan, record: RunRecord, view: View, notices: EventSink) -> None:
         self.plan, self.record, self.view, self.notices = plan, record, view, notices
@@ -91,6 +100,7 @@ class Workspace:
             self.workdir = plan.repo.workdir if plan.repo is not None else plan.cwd
             if plan.repo is not None:
                 rec.branch = rec.branch or current_branch(plan.repo.git_dir)
+                rec.base_commit = rec.base_commit or head_commit(plan.repo.workdir)
         rec.workdir = str(self.workdir)
         rec.save()
         self.tmp_dir = Path(tempfile.mkdtemp(prefix="openbot-run-"))
