@@ -18,7 +18,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from openbot.agent.models.anthropic import AnthropicModel  # noqa: E402
+from openbot.agent.models.anthropic.backend import AnthropicModel  # noqa: E402
 from openbot.agent.models.base import ModelRequest, ToolSpec, Usage  # noqa: E402
 from openbot.agent.models.pricing import cost_usd  # noqa: E402
 from openbot.events import NullSink  # noqa: E402
@@ -72,7 +72,7 @@ def tool_round(step: int) -> list[dict[str, Any]]:
 
 
 def run(calls: int, model: str) -> list[Usage]:
-    from openbot.agent.models.anthropic_http import Connection
+    from openbot.agent.models.anthropic.http import Connection
 
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Find and fix the failing handler test."}]
     usages = []

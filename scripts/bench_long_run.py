@@ -115,7 +115,7 @@ def anthropic_run(calls: int, window: int, thinking: bool, server: bool = False)
     the API compacts the conversation itself (server-side compaction at 75 % of the window)."""
     from openbot.agent.budget import Budget
     from openbot.agent.context import ContextKeeper
-    from openbot.agent.models.anthropic import AnthropicModel
+    from openbot.agent.models.anthropic.backend import AnthropicModel
     from openbot.agent.models.base import ModelOptions
     from openbot.agent.tools.base import ToolContext
     from openbot.agent.tools.registry import default_tools

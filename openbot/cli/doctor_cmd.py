@@ -102,8 +102,8 @@ def check_bots(repo_root: Path | None) -> Iterator[Check]:
 def _check_script(model: str, bot_dir: Path) -> Path | None:
     """The script a `scripted:` model replays, loaded as a run would; relative paths are the bot's dir's
     (as `openbot.agent.models.resolve_script` resolves them for a run). None for any other model."""
-    from openbot.agent.models import parse_model, resolve_script
     from openbot.agent.models.scripted import ScriptedModel
+    from openbot.config.model_names import parse_model, resolve_script
     from openbot.errors import ConfigError
 
     path = parse_model(resolve_script(model, bot_dir)).script

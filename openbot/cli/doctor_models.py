@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from openbot.cli.doctor_check import Check
+from openbot.config.keys import BotConfig
 
 
 def check_models(repo_root: Path | None) -> Iterator[Check]:
@@ -21,13 +22,13 @@ def check_models(repo_root: Path | None) -> Iterator[Check]:
         yield from _check_one(f"model of bot {ref.name} ({ref.source})", config)
 
 
-def _check_one(label: str, config: object) -> Iterator[Check]:
-    from openbot.agent.models import parse_model
-    from openbot.agent.models.openai_catalog import lookup
-    from openbot.agent.models.openai_endpoint import endpoint_for
+def _check_one(label: str, config: BotConfig) -> Iterator[Check]:
+    from openbot.agent.models.openai.catalog import lookup
+    from openbot.agent.models.openai.endpoint import endpoint_for
+    from openbot.config.model_names import parse_model
     from openbot.errors import UsageError
 
-    model = str(getattr(config, "model", ""))
+    model = config.model
     name = parse_model(model)
     if not name.is_openai:
         return

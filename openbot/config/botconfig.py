@@ -19,7 +19,6 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from openbot import paths
-from openbot.agent.models import parse_model
 from openbot.config.frontmatter import refuse_yaml_frontmatter, split_frontmatter, toml_value
 
 # The key table lives in config/keys.py; these names stay importable from here.
@@ -33,6 +32,7 @@ from openbot.config.keys import WEEK_SECS as WEEK_SECS
 from openbot.config.keys import BotConfig as BotConfig
 from openbot.config.keys import Range as Range
 from openbot.config.legacy import split_legacy
+from openbot.config.model_names import parse_model
 from openbot.errors import ConfigError, UsageError
 
 

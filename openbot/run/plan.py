@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openbot.agent.models import parse_model, resolve_script
 from openbot.agent.models.base import ModelBackend
 from openbot.agent.models.catalog import ModelFacts, lookup
 from openbot.agent.models.params import server_trigger
-from openbot.agent.models.registry import load_backend
+from openbot.agent.models.registry import load_backend, make_ready
 from openbot.config.botconfig import BotConfig, resolve
 from openbot.config.bots import BotRef, find_bot
 from openbot.config.integrations import check_environment, secret_values
+from openbot.config.model_names import parse_model, resolve_script
 from openbot.errors import UsageError
 from openbot.git.repo import RepoInfo, find_repo
 from openbot.git.runsdir import awaiting_home
@@ -171,18 +171,15 @@ def _model(
     A bad script or a missing API key fails first; then an unknown or retired model (exit 2), and a cost
     limit that cannot be enforced because the model's price is unknown."""
     name = parse_model(model)
-    backend = load_backend(model, config=config)
     if name.backend == "scripted":
-        return backend, None
-    prepare = getattr(backend, "prepare", None)
-    if prepare is not None:  # the model's transport gets ready while the plan goes on
-        prepare()
+        return load_backend(name, config), None
+    make_ready(name, config)  # a missing key or server URL fails here; the transport warms meanwhile
     from openbot.agent.models.params import options_from
     from openbot.agent.models.pricing import known_price
 
     if name.is_openai:
-        from openbot.agent.models import openai_catalog
-        from openbot.agent.models.openai_endpoint import endpoint_for
+        from openbot.agent.models.openai import catalog as openai_catalog
+        from openbot.agent.models.openai.endpoint import endpoint_for
 
         facts = openai_catalog.lookup(name, endpoint_for(name, config))
     else:
@@ -193,7 +190,7 @@ def _model(
             hint="pass --allow-unknown-price to run with the cost unknown, or pick a priced model",
         )
     options = options_from(config, facts.max_tokens, facts.compaction_window)
-    return load_backend(model, options, output_ceiling=facts.max_tokens, config=config), facts
+    return load_backend(name, config, options, output_ceiling=facts.max_tokens), facts
 
 
 def _model_key(config: BotConfig) -> list[str]:

@@ -93,7 +93,7 @@ def lookup(model: str, client: Any = None) -> ModelFacts:
 def _ask(model: str, client: Any) -> ModelFacts:
     import httpx2
 
-    from openbot.agent.models.anthropic_http import ApiError, api_key, shared
+    from openbot.agent.models.anthropic.http import ApiError, api_key, shared
 
     key = api_key()
     if client is None and not key:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from openbot.agent.models.base import ModelOptions, ModelRequest
+from openbot.config.keys import BotConfig
 
 UNMARKABLE = ("thinking", "redacted_thinking")
 COMPACTION_BETA = "compact-2026-01-12"
@@ -118,9 +119,9 @@ SERVER_TRIGGER = 0.75  # of the window: the API compacts before openbot's own fa
 
 
 def options_from(
-    config: Any, output_ceiling: int | None = None, server_window: int | None = None
+    config: BotConfig, output_ceiling: int | None = None, server_window: int | None = None
 ) -> ModelOptions:
-    """The model knobs of a bot config (`openbot.config.botconfig.BotConfig`, read by name).
+    """The model knobs of a bot config.
 
     `server_window` is the window of a model whose API compacts conversations itself (None: it cannot);
     the bot's `server_compaction = false` keeps compaction openbot's own.
@@ -142,9 +143,9 @@ def options_from(
     )
 
 
-def server_trigger(config: Any, window: int | None) -> int:
+def server_trigger(config: BotConfig, window: int | None) -> int:
     """The input tokens at which the API should compact the conversation, or 0 (openbot's own only)."""
-    if not window or not getattr(config, "server_compaction", True):
+    if not window or not config.server_compaction:
         return 0
     trigger = max(MIN_COMPACTION_TRIGGER, int(window * SERVER_TRIGGER))
     return trigger if trigger < window * 0.9 else 0  # a window too small for the API's lowest trigger

@@ -95,14 +95,14 @@ PRICES: dict[str, Price] = {
 
 def _table_name(model: str) -> str:
     """The name the table is keyed by: `openai:gpt-4.1` and a bare `gpt-4.1` are both `gpt-4.1`."""
-    from openbot.agent.models import parse_model
+    from openbot.config.model_names import parse_model
 
     name = parse_model(model)
     return name.target if name.backend == "openai" else model
 
 
 def _priced_by_config(model: str) -> bool:
-    from openbot.agent.models import parse_model
+    from openbot.config.model_names import parse_model
 
     return model.startswith("scripted") or parse_model(model).backend == "chat"
 

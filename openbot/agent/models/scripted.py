@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openbot.agent.models import scripted_name
 from openbot.agent.models.base import ModelReply, ModelRequest, Usage
+from openbot.config.model_names import scripted_name
 from openbot.errors import ConfigError, ModelError
 from openbot.events import EventSink, TextDelta
 

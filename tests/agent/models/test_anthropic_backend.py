@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from openbot.agent.models.anthropic import AnthropicModel
+from openbot.agent.models.anthropic.backend import AnthropicModel
 from openbot.agent.models.base import ModelOptions, ModelRequest, ToolSpec, Usage
 from openbot.agent.models.pricing import cost_usd
 from openbot.errors import ModelError, UsageError

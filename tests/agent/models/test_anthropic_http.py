@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from openbot.agent.models.anthropic_http import ApiError, BrokenStream, Connection, sse_frames
-from openbot.agent.models.anthropic_wire import Accumulator, without_nones
+from openbot.agent.models.anthropic.http import ApiError, BrokenStream, Connection, sse_frames
+from openbot.agent.models.anthropic.wire import Accumulator, without_nones
 
 KEY = "sk-ant-test-0123456789"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from openbot.agent.models.anthropic import AnthropicModel
+from openbot.agent.models.anthropic.backend import AnthropicModel
 from openbot.agent.models.base import ModelOptions, ModelRequest, PromptTooLong, ToolSpec
 from openbot.events import ListSink, Notice, Retry
 from openbot.stops import LimitReached

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from openbot.agent.models import parse_model
 from openbot.agent.models.base import ModelOptions, ModelRequest, PromptTooLong, ToolSpec
-from openbot.agent.models.openai_backend import OpenAIModel
-from openbot.agent.models.openai_endpoint import endpoint_for
+from openbot.agent.models.openai.backend import OpenAIModel
+from openbot.agent.models.openai.endpoint import endpoint_for
+from openbot.config.model_names import parse_model
 from openbot.errors import ModelError
 from openbot.events import ListSink, Retry, TextDelta
 from openbot.testing.fakeopenai import (

@@ -6,12 +6,13 @@ import json
 
 import pytest
 
-from openbot.agent.models import parse_model
 from openbot.agent.models.base import Usage
-from openbot.agent.models.openai_catalog import known_window
-from openbot.agent.models.openai_convert import chat_messages, parse_arguments, responses_input
-from openbot.agent.models.openai_endpoint import DEFAULT_WINDOW, endpoint_for
+from openbot.agent.models.openai.catalog import known_window
+from openbot.agent.models.openai.convert import chat_messages, parse_arguments, responses_input
+from openbot.agent.models.openai.endpoint import DEFAULT_WINDOW, endpoint_for
 from openbot.agent.models.pricing import cost_usd, known_price
+from openbot.config.keys import BotConfig
+from openbot.config.model_names import parse_model
 from openbot.errors import UsageError
 
 
@@ -38,28 +39,19 @@ def test_names_route_at_a_glance(name: str, backend: str, target: str, server: s
     assert (parsed.backend, parsed.target, parsed.server) == (backend, target, server)
 
 
-class Config:
-    base_url = ""
-    api_key_env = ""
-    context_window = 0
-    price_in_per_mtok = 0.0
-    price_out_per_mtok = 0.0
-
-
 def test_base_url_and_key_precedence() -> None:
     env = {"OPENAI_BASE_URL": "http://proxy/v1", "OPENAI_API_KEY": "sk-x", "OTHER": "tok"}
-    assert endpoint_for(parse_model("ollama:q"), Config(), env).base_url == "http://localhost:11434/v1"
-    assert endpoint_for(parse_model("ollama:q"), Config(), env).key_var == ""  # OpenAI's key not sent
-    assert endpoint_for(parse_model("openai-compatible:q"), Config(), env).base_url == "http://proxy/v1"
-    assert endpoint_for(parse_model("openai:gpt-5.1"), Config(), env).key_var == "OPENAI_API_KEY"
-    config = Config()
-    config.base_url, config.api_key_env = "http://gpu:8000/v1/", "OTHER"
+    assert endpoint_for(parse_model("ollama:q"), BotConfig(), env).base_url == "http://localhost:11434/v1"
+    assert endpoint_for(parse_model("ollama:q"), BotConfig(), env).key_var == ""  # OpenAI's key not sent
+    assert endpoint_for(parse_model("openai-compatible:q"), BotConfig(), env).base_url == "http://proxy/v1"
+    assert endpoint_for(parse_model("openai:gpt-5.1"), BotConfig(), env).key_var == "OPENAI_API_KEY"
+    config = BotConfig(base_url="http://gpu:8000/v1/", api_key_env="OTHER")
     ep = endpoint_for(parse_model("vllm:q"), config, env)
     assert (ep.base_url, ep.key_var, ep.protocol) == ("http://gpu:8000/v1", "OTHER", "chat")
     with pytest.raises(UsageError, match="names no server"):
-        endpoint_for(parse_model("openai-compatible:q"), Config(), {})
+        endpoint_for(parse_model("openai-compatible:q"), BotConfig(), {})
     with pytest.raises(UsageError, match="OPENAI_API_KEY is not set"):
-        endpoint_for(parse_model("gpt-4.1"), Config(), {})
+        endpoint_for(parse_model("gpt-4.1"), BotConfig(), {})
     with pytest.raises(UsageError, match="OTHER is not set"):
         endpoint_for(parse_model("vllm:q"), config, {})
 

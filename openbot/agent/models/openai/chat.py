@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from openbot.agent.models.base import TRUNCATED, ModelReply, ModelRequest, Usage
-from openbot.agent.models.openai_convert import chat_messages, chat_tools, parse_arguments
+from openbot.agent.models.openai.convert import chat_messages, chat_tools, parse_arguments
+from openbot.agent.models.openai.endpoint import CallSettings
 from openbot.agent.models.outage import Outage, Patience
 from openbot.events import EventSink, TextDelta
-
-if TYPE_CHECKING:
-    from openbot.agent.models.openai_backend import OpenAIModel
 
 STOP_REASONS = {
     "stop": "end_turn",
@@ -48,9 +46,9 @@ class _Reply:
     usage_seen: bool = False
 
 
-def params(model: OpenAIModel, request: ModelRequest) -> dict[str, Any]:
+def params(call: CallSettings, request: ModelRequest) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "model": model.name.target,
+        "model": call.target,
         "messages": chat_messages(request.system, request.messages),
         "max_tokens": request.max_tokens,
         "stream": True,
@@ -62,16 +60,16 @@ def params(model: OpenAIModel, request: ModelRequest) -> dict[str, Any]:
 
 
 def stream_reply(
-    model: OpenAIModel,
+    call: CallSettings,
     request: ModelRequest,
     sink: EventSink,
     billed: Usage,
     patience: Patience,
     timeout: float,
 ) -> ModelReply:
-    body = params(model, request)
+    body = params(call, request)
     got = _Reply()
-    stream = model.client.chat.completions.create(**body, timeout=timeout)
+    stream = call.client.chat.completions.create(**body, timeout=timeout)
     with stream:
         for chunk in stream:
             _take(chunk, got, sink, billed)
@@ -83,7 +81,7 @@ def stream_reply(
         billed.output_tokens = (
             sum(map(len, got.text)) // 4 + sum(len(c.arguments) for c in got.calls.values()) // 4
         )
-    return _reply(model, got, billed)
+    return _reply(call, got, billed)
 
 
 def _take(chunk: Any, got: _Reply, sink: EventSink, billed: Usage) -> None:
@@ -125,7 +123,7 @@ def _slot(got: _Reply, piece: Any) -> _Call:
     return got.calls[max(got.calls)]
 
 
-def _reply(model: OpenAIModel, got: _Reply, billed: Usage) -> ModelReply:
+def _reply(settings: CallSettings, got: _Reply, billed: Usage) -> ModelReply:
     blocks: list[dict[str, Any]] = []
     text = "".join(got.text)
     if text:
@@ -134,7 +132,7 @@ def _reply(model: OpenAIModel, got: _Reply, billed: Usage) -> ModelReply:
     if got.finish == "content_filter":
         why = got.refusal or text or "the server's content filter stopped the reply"
         details = {"type": "refusal", "category": "content_filter", "explanation": why}
-        return ModelReply(blocks, "refusal", billed, model.model, stop_details=details)
+        return ModelReply(blocks, "refusal", billed, settings.label, stop_details=details)
     for i, call in sorted(got.calls.items()):
         value, bad = parse_arguments(call.arguments)
         if not call.name:
@@ -144,7 +142,7 @@ def _reply(model: OpenAIModel, got: _Reply, billed: Usage) -> ModelReply:
                 [],
                 "tool_use",
                 billed,
-                model.model,
+                settings.label,
                 defect=f"a tool call's input is not valid JSON: {bad}"[:500],
             )
         blocks.append(
@@ -152,4 +150,4 @@ def _reply(model: OpenAIModel, got: _Reply, billed: Usage) -> ModelReply:
         )
     if stop == "end_turn" and got.calls:
         stop = "tool_use"
-    return ModelReply(blocks, stop, billed, model.model)
+    return ModelReply(blocks, stop, billed, settings.label)

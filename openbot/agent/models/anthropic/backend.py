@@ -1,6 +1,6 @@
 """The Anthropic backend: one streamed Messages API call per step, with prompt caching and patience.
 
-The wire is spoken by `anthropic_http` (not the SDK: see there why). openbot does every retry itself, so
+The wire is spoken by `http` (not the SDK: see there why). openbot does every retry itself, so
 each wait honours `retry-after(-ms)`
 and `x-should-retry`, is an event, and fits the run's budgets (see `outage`). Errors after the
 response has started (a cut connection, an `event: error` frame, a stream ending without
@@ -20,8 +20,8 @@ import os
 import re
 from typing import Any
 
-from openbot.agent.models.anthropic_http import KEY_VARS, ApiError, BrokenStream, Connection, api_key, shared
-from openbot.agent.models.anthropic_wire import Accumulator, copy_usage, plain_block
+from openbot.agent.models.anthropic.http import KEY_VARS, ApiError, BrokenStream, Connection, api_key, shared
+from openbot.agent.models.anthropic.wire import Accumulator, copy_usage, plain_block
 from openbot.agent.models.base import (
     TRUNCATED,
     ModelOptions,
@@ -42,6 +42,17 @@ OUTPUT_CEILING = 128_000  # the largest max_tokens a retry asks for, unless the 
 TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 
 
+def require_key(model: str) -> str:
+    """The API key; UsageError (exit 2) when none is set."""
+    key = api_key()
+    if not key:
+        raise UsageError(
+            f"ANTHROPIC_API_KEY is not set; model {model!r} needs it",
+            hint='export ANTHROPIC_API_KEY=… or use model = "scripted:<path>" for an offline run',
+        )
+    return key
+
+
 class AnthropicModel:
     def __init__(
         self,
@@ -53,11 +64,8 @@ class AnthropicModel:
         client: Connection | None = None,
         max_output_tokens: int = OUTPUT_CEILING,
     ) -> None:
-        if client is None and not api_key():
-            raise UsageError(
-                f"ANTHROPIC_API_KEY is not set; model {model!r} needs it",
-                hint='export ANTHROPIC_API_KEY=… or use model = "scripted:<path>" for an offline run',
-            )
+        if client is None:
+            require_key(model)
         self.model = model
         self.options = options or ModelOptions()
         self.max_attempts = max_attempts  # 0: only patience and the budgets limit the attempts
@@ -70,10 +78,6 @@ class AnthropicModel:
         if self._client is None:
             self._client = shared(api_key())
         return self._client
-
-    def prepare(self) -> None:
-        """Get the HTTP client ready while the caller plans the run (see `Connection.warm`)."""
-        self.client.warm()
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
         """The reply to `request`; a truncated reply holding a tool call is asked again with more room."""

@@ -1,13 +1,13 @@
 """Where an OpenAI-SDK model is served, with which key, window and prices: one `Endpoint` per run.
 
-Built from the bot config (read by attribute name, like `params.options_from`) and the environment:
+Built from the bot config and the environment:
 
     base URL   config `base_url` > OPENAI_BASE_URL (openai: and openai-compatible: only) > the server
                kind's local default (ollama: http://localhost:11434/v1, …) > api.openai.com (openai:)
     key        the variable `api_key_env` names, else OPENAI_API_KEY for openai: (required there);
                local and compatible servers get no key unless `api_key_env` names one — the OpenAI key is
                never sent to another server unasked
-    window     the server's model listing where it says (openai_catalog), else `context_window`, else
+    window     the server's model listing where it says (catalog.py), else `context_window`, else
                DEFAULT_WINDOW
     prices     openai: models from the pricing table; other servers cost 0 unless the config gives
                `price_in_per_mtok` / `price_out_per_mtok`
@@ -20,13 +20,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from openbot.agent.models import COMPATIBLE, ModelName
+from openbot.agent.models.base import ModelOptions
+from openbot.config.keys import BotConfig
+from openbot.config.model_names import COMPATIBLE, ModelName
 from openbot.errors import UsageError
 
 KEY_VAR = "OPENAI_API_KEY"
 BASE_URL_VAR = "OPENAI_BASE_URL"
 NO_KEY = "not-needed"  # the SDK insists on a non-empty key; servers without auth ignore it
 DEFAULT_WINDOW = 32_768  # a local model's window when neither its server nor the config says
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """What one streamed call (`responses.stream_reply`, `chat.stream_reply`) needs of the backend."""
+
+    target: str  # the model's id on its server
+    label: str  # the model's name as replies record it ("ollama:qwen3")
+    options: ModelOptions
+    client: Any  # the SDK's `openai.OpenAI`
 
 
 @dataclass(frozen=True)
@@ -57,14 +69,17 @@ class Endpoint:
         return openai.OpenAI(**kwargs)
 
 
-def endpoint_for(name: ModelName, config: Any = None, environ: Mapping[str, str] | None = None) -> Endpoint:
+def endpoint_for(
+    name: ModelName, config: BotConfig | None = None, environ: Mapping[str, str] | None = None
+) -> Endpoint:
     """The endpoint of an openai:/chat model; UsageError (exit 2) when its key or URL is missing."""
     env = os.environ if environ is None else environ
-    base_url = str(getattr(config, "base_url", "") or "")
+    config = config or BotConfig()
+    base_url = config.base_url
     if not base_url and name.server in ("openai", COMPATIBLE):
         base_url = env.get(BASE_URL_VAR, "")
     base_url = (base_url or name.default_base_url).rstrip("/")
-    key_var = str(getattr(config, "api_key_env", "") or "")
+    key_var = config.api_key_env
     if name.backend == "openai":
         key_var = key_var or KEY_VAR
         if not env.get(key_var):
@@ -86,7 +101,7 @@ def endpoint_for(name: ModelName, config: Any = None, environ: Mapping[str, str]
         protocol="responses" if name.backend == "openai" else "chat",
         base_url=base_url,
         key_var=key_var,
-        context_window=int(getattr(config, "context_window", 0) or 0),
-        price_input=float(getattr(config, "price_in_per_mtok", 0.0) or 0.0),
-        price_output=float(getattr(config, "price_out_per_mtok", 0.0) or 0.0),
+        context_window=config.context_window,
+        price_input=config.price_in_per_mtok,
+        price_output=config.price_out_per_mtok,
     )

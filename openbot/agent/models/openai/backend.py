@@ -5,7 +5,7 @@ outages itself (`outage.Patience`: every wait an event, within `api_patience_min
 a broken stream re-sends the whole request and its partial reply is discarded, so no tool runs from half
 a reply; a reply cut at the output limit holding a tool call is asked again with twice the limit; tool
 arguments that are not a JSON object come back as a `defect` (the turn re-asks). One streamed call per
-attempt is `openai_responses` or `openai_chat`; errors are judged by `openai_errors`.
+attempt is `responses` or `chat`; errors are judged by `errors`.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from openbot.agent.models import ModelName
 from openbot.agent.models.base import ModelOptions, ModelReply, ModelRequest, Usage, with_room
-from openbot.agent.models.openai_endpoint import Endpoint
-from openbot.agent.models.openai_errors import classify
+from openbot.agent.models.openai.endpoint import CallSettings, Endpoint
+from openbot.agent.models.openai.errors import classify
 from openbot.agent.models.outage import Outage, Patience, with_patience
 from openbot.agent.models.pricing import price_usage
+from openbot.config.model_names import ModelName
 from openbot.events import EventSink
 
 OUTPUT_CEILING = 128_000  # the largest max output tokens a retry asks for, unless the model allows less
@@ -83,10 +83,11 @@ class OpenAIModel:
         read = self.options.read_timeout_secs
         timeout = read if left is None else min(read, left)
         if self.endpoint.protocol == "responses":
-            from openbot.agent.models.openai_responses import stream_reply
+            from openbot.agent.models.openai.responses import stream_reply
         else:
-            from openbot.agent.models.openai_chat import stream_reply
-        return stream_reply(self, request, sink, billed, patience, timeout)
+            from openbot.agent.models.openai.chat import stream_reply
+        call = CallSettings(self.name.target, self.model, self.options, self.client)
+        return stream_reply(call, request, sink, billed, patience, timeout)
 
     def priced(self, usage: Usage) -> Usage:
         """`usage` with its cost: the pricing table for openai:, the config's prices (or 0) elsewhere."""

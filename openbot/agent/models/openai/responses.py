@@ -2,7 +2,7 @@
 
 Stateless (`store: false`): every request carries the whole conversation, and reasoning items come back
 with `encrypted_content` (asked for with `include`) so they can be passed back with the function calls
-they led to, as the API requires; each is kept as an `openai_reasoning` block (openai_convert). Items
+they led to, as the API requires; each is kept as an `openai_reasoning` block (openai/convert.py). Items
 are taken from `response.output_item.done` (the docs: an `added` item's encrypted content may be
 incomplete); usage and status from `response.completed` / `response.incomplete`. An `error` event or
 `response.failed` is judged like an HTTP error; a stream without a final event was cut and is re-sent.
@@ -14,16 +14,14 @@ incomplete); usage and status from `response.completed` / `response.incomplete`.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from openbot.agent.models.base import TRUNCATED, ModelReply, ModelRequest, Usage
-from openbot.agent.models.openai_convert import REASONING, parse_arguments, responses_input, responses_tools
-from openbot.agent.models.openai_errors import stream_error
+from openbot.agent.models.openai.convert import REASONING, parse_arguments, responses_input, responses_tools
+from openbot.agent.models.openai.endpoint import CallSettings
+from openbot.agent.models.openai.errors import stream_error
 from openbot.agent.models.outage import Outage, Patience
 from openbot.events import EventSink, TextDelta
-
-if TYPE_CHECKING:
-    from openbot.agent.models.openai_backend import OpenAIModel
 
 REASONING_MODELS = re.compile(r"^(o\d|gpt-5|codex)|-codex")
 # The fields a reasoning item may carry as input (ResponseReasoningItemParam); anything newer the API
@@ -32,8 +30,8 @@ REASONING_KEYS = ("type", "id", "summary", "content", "encrypted_content", "stat
 EFFORTS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "xhigh"}
 
 
-def params(model: OpenAIModel, request: ModelRequest) -> dict[str, Any]:
-    target = model.name.target
+def params(call: CallSettings, request: ModelRequest) -> dict[str, Any]:
+    target = call.target
     out: dict[str, Any] = {
         "model": target,
         "input": responses_input(request.messages),
@@ -48,9 +46,9 @@ def params(model: OpenAIModel, request: ModelRequest) -> dict[str, Any]:
     if REASONING_MODELS.search(target):
         out["include"] = ["reasoning.encrypted_content"]
         reasoning: dict[str, Any] = {}
-        if model.options.effort:
-            reasoning["effort"] = EFFORTS.get(model.options.effort, model.options.effort)
-        elif model.options.thinking == "off":
+        if call.options.effort:
+            reasoning["effort"] = EFFORTS.get(call.options.effort, call.options.effort)
+        elif call.options.thinking == "off":
             reasoning["effort"] = "none"
         if reasoning:
             out["reasoning"] = reasoning
@@ -58,7 +56,7 @@ def params(model: OpenAIModel, request: ModelRequest) -> dict[str, Any]:
 
 
 def stream_reply(
-    model: OpenAIModel,
+    call: CallSettings,
     request: ModelRequest,
     sink: EventSink,
     billed: Usage,
@@ -67,7 +65,7 @@ def stream_reply(
 ) -> ModelReply:
     done: dict[int, Any] = {}  # output_index → the finished item
     final: Any = None
-    stream = model.client.responses.create(**params(model, request), timeout=timeout)
+    stream = call.client.responses.create(**params(call, request), timeout=timeout)
     with stream:
         for event in stream:
             kind = event.type
@@ -89,7 +87,7 @@ def stream_reply(
     if final is None:
         raise Outage("unavailable", "the stream ended before response.completed")
     items = [done[i] for i in sorted(done)] or list(final.output or [])
-    return _reply(model, final, items, billed)
+    return _reply(call, final, items, billed)
 
 
 def _copy_usage(api_usage: Any, usage: Usage) -> None:
@@ -110,7 +108,7 @@ def _stop_reason(final: Any, has_calls: bool) -> str:
     return "tool_use" if has_calls else "end_turn"
 
 
-def _reply(model: OpenAIModel, final: Any, items: list[Any], billed: Usage) -> ModelReply:
+def _reply(call: CallSettings, final: Any, items: list[Any], billed: Usage) -> ModelReply:
     blocks: list[dict[str, Any]] = []
     refusal = ""
     has_calls = any(item.type == "function_call" for item in items)
@@ -132,7 +130,7 @@ def _reply(model: OpenAIModel, final: Any, items: list[Any], billed: Usage) -> M
             value, bad = parse_arguments(item.arguments)
             if bad and stop not in TRUNCATED:  # a cut call is the truncation's to handle
                 why = f"a tool call's input is not valid JSON: {bad}"[:500]
-                return ModelReply([], "tool_use", billed, model.model, defect=why)
+                return ModelReply([], "tool_use", billed, call.label, defect=why)
             blocks.append({"type": "tool_use", "id": item.call_id, "name": item.name, "input": value})
     if refusal or stop == "refusal":
         details = {
@@ -140,5 +138,5 @@ def _reply(model: OpenAIModel, final: Any, items: list[Any], billed: Usage) -> M
             "category": None,
             "explanation": refusal or "the content filter stopped it",
         }
-        return ModelReply(blocks, "refusal", billed, model.model, stop_details=details)
-    return ModelReply(blocks, stop, billed, model.model)
+        return ModelReply(blocks, "refusal", billed, call.label, stop_details=details)
+    return ModelReply(blocks, stop, billed, call.label)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from openbot.agent.models import ModelName
 from openbot.agent.models.catalog import ModelFacts
-from openbot.agent.models.openai_endpoint import DEFAULT_WINDOW, Endpoint
+from openbot.agent.models.openai.endpoint import DEFAULT_WINDOW, Endpoint
+from openbot.config.model_names import ModelName
 from openbot.errors import UsageError
 
 # (input window, largest output) by longest name prefix; OpenAI's model pages, as read 2025-12.
