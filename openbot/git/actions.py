@@ -3,8 +3,9 @@
 Every step works on the commit openbot imported (`Homecoming.tip`), never on what a ref says now, so
 no other process can slip its own commit in by moving `openbot/<name>`. A merge is a fast-forward or
 nothing: in the user's checkout it is `git merge --ff-only --no-overwrite-ignore` of that sha with hooks
-off, which refuses (and changes nothing) when a file the user has and git does not track — ignored ones
-included — would be overwritten; elsewhere a compare-and-swap `update-ref`. Only `openbot/…` branches
+off and only the user's configuration (ffcheckout.py), which refuses (and changes nothing) when a file the
+user has and git does not track — ignored ones included — would be overwritten; elsewhere a
+compare-and-swap `update-ref`. Only `openbot/…` branches
 openbot made are ever deleted, and only while they still hold the imported tip.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from openbot.errors import GitError, UsageError
+from openbot.git.ffcheckout import fast_forward
 from openbot.git.gitcmd import first_line, open_repo, run_git
 from openbot.git.home import Homecoming
 from openbot.git.repo import RepoInfo
@@ -122,20 +124,10 @@ def _merge(
     dirty = run_git(repo.workdir, "status", "--porcelain", "--untracked-files=no").stdout.strip()
     if dirty:
         return ActionOutcome("merge", False, f"not merged: {repo.workdir} has uncommitted changes; {left}")
-    args = ("merge", "--ff-only", "--no-overwrite-ignore", "--no-autostash", "--quiet", "--no-stat", tip)
-    proc = run_git(repo.workdir, *args, check=False)
-    if proc.returncode != 0:
-        return ActionOutcome("merge", False, f"not merged: {_why(proc.stderr, repo.workdir)}; {left}")
+    why = fast_forward(repo.workdir, repo.common_dir, base_tip, tip)
+    if why:
+        return ActionOutcome("merge", False, f"not merged: {why}; {left}")
     return ActionOutcome("merge", True, f"{done} in {repo.workdir}")
-
-
-def _why(stderr: str, workdir: Path) -> str:
-    """git's refusal in one line: the files it would have overwritten, named."""
-    files = [ln.strip() for ln in stderr.splitlines() if ln.startswith("\t")]
-    if "would be overwritten" in stderr and files:
-        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-        return f"the fast-forward would overwrite {shown} in {workdir}, which git does not track"
-    return first_line(stderr)
 
 
 def checkouts_of(common_dir: Path, ref: str, *, main_has_checkout: bool = True) -> list[Path]:
