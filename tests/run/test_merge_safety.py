@@ -89,7 +89,8 @@ def test_a_merge_git_gives_up_on_part_way_leaves_the_checkout_as_it_was(tmp_path
     (repo / "notes").mkdir()
     (repo / "notes" / "mine.txt").write_text("the user's\n")
     work = (
-        "mkdir -p added/deep && echo 1 > added/deep/file.txt && mkdir notes && echo 2 > notes/bot.txt && echo b > src/a.txt"
+        "mkdir -p added/deep notes && echo 1 > added/deep/file.txt && echo 2 > notes/bot.txt"
+        " && echo b > src/a.txt"
         " && echo '*.dat filter=broken' > .gitattributes && echo z > zz.dat"
         " && git add -A && git commit -qm mine"
     )
