@@ -210,8 +210,9 @@ def _check_integrations(values: dict[str, Any], source: str) -> None:
     from openbot.config.mcp import parse_servers
     from openbot.config.notify import parse_targets
 
-    parse_servers(values.get("mcp_servers", {}), source, bool(values.get("network", False)))
-    parse_targets(values.get("notify", []), source, str(values.get("api_key_env", "")))
+    key_var = str(values.get("api_key_env", ""))
+    parse_servers(values.get("mcp_servers", {}), source, bool(values.get("network", False)), key_var)
+    parse_targets(values.get("notify", []), source, key_var)
 
 
 def parse_text(text: str, path: Path) -> BotFile:

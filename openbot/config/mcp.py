@@ -76,17 +76,19 @@ class McpServerSpec:
         return not any(fnmatchcase(tool, p) for p in self.deny_tools)
 
 
-def parse_servers(value: Any, source: str, network: bool = False) -> list[McpServerSpec]:
+def parse_servers(
+    value: Any, source: str, network: bool = False, api_key_env: str = ""
+) -> list[McpServerSpec]:
     """Every `[mcp_servers.<name>]` table as a spec; ConfigError naming file, key and value otherwise."""
     if not isinstance(value, dict):
         raise ConfigError(
             f"{source}: key 'mcp_servers' must be a table of servers",
             hint="write [mcp_servers.<name>] tables",
         )
-    return [_parse_one(name, table, source, network) for name, table in value.items()]
+    return [_parse_one(name, table, source, network, api_key_env) for name, table in value.items()]
 
 
-def _parse_one(name: str, table: Any, source: str, network: bool) -> McpServerSpec:
+def _parse_one(name: str, table: Any, source: str, network: bool, api_key_env: str) -> McpServerSpec:
     where = f"mcp_servers.{name}"
     if not NAME_RE.match(name) or "__" in name:
         raise ConfigError(
@@ -110,6 +112,7 @@ def _parse_one(name: str, table: Any, source: str, network: bool) -> McpServerSp
         startup_timeout_secs=float(values.get("startup_timeout_secs", DEFAULT_STARTUP_SECS)),
     )
     _check_shape(spec, source, where, network)
+    _check_no_model_key(spec, source, where, api_key_env)
     return spec
 
 
@@ -182,7 +185,7 @@ def _check_http(spec: McpServerSpec, source: str, where: str, network: bool) -> 
 
 
 def _check_env(spec: McpServerSpec, source: str, where: str) -> None:
-    from openbot.envpolicy import NEVER, check_pattern
+    from openbot.envpolicy import check_pattern
 
     for entry in spec.env:
         try:
@@ -192,11 +195,26 @@ def _check_env(spec: McpServerSpec, source: str, where: str) -> None:
                 f"{source}: key '{where}.env' has entry {entry!r}, which is not a variable name or PREFIX_*",
                 hint=e.hint,
             ) from e
-        if entry in NEVER or any(n.startswith(entry[:-1]) for n in NEVER if entry.endswith("*")):
+
+
+def _check_no_model_key(spec: McpServerSpec, source: str, where: str, api_key_env: str) -> None:
+    """No way to hand a server a model key (NEVER, or the bot's `api_key_env`): not through `env`, not as
+    `${NAME}` in a URL or a header."""
+    from openbot.envpolicy import model_key_passed_by
+
+    for entry in spec.env:
+        if key := model_key_passed_by(entry, api_key_env):
             raise ConfigError(
-                f"{source}: key '{where}.env' lists {entry!r}, which would pass openbot's own model key",
-                hint=f"remove {entry!r}: the model key never reaches an MCP server",
+                f"{source}: key '{where}.env' lists {entry!r}, which would pass {key}, a model key",
+                hint=f"remove {entry!r}: a model key never reaches an MCP server",
             )
+    for key, text in [("url", spec.url), *((f"headers.{h}", v) for h, v in spec.headers.items())]:
+        for name in envrefs.names(text):
+            if model_key_passed_by(name, api_key_env):
+                raise ConfigError(
+                    f"{source}: key '{where}.{key}' uses ${{{name}}}, a model key",
+                    hint="give the server a token of its own: a model key never reaches an MCP server",
+                )
 
 
 def env_templates(specs: list[McpServerSpec]) -> list[str]:

@@ -1,8 +1,14 @@
-"""Starting the bot's MCP servers for a run, inside the run's sandbox and environment (docs/MCP.md)."""
+"""Starting the bot's MCP servers for a run, inside the run's sandbox and environment (docs/MCP.md).
+
+A server starts in an empty directory of the run's own state, which the sandbox keeps read-only, never in
+the agent's checkout: `python -m pkg`, `npx pkg` or `node server.js` look in their working directory
+first, and on `--resume` the checkout holds whatever the agent planted there (docs/SANDBOX.md).
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +30,7 @@ def start_mcp(plan: RunPlan, workspace: Workspace, log_dir: Path, cancel: thread
     from openbot.agent.tools.mcp.launch import launch_for
 
     bot_dir = plan.bot.config_path.parent
+    where = server_dir(log_dir.parent / "mcp-cwd")
     hub = McpHub(
         specs,
         lambda spec: launch_for(
@@ -31,10 +38,17 @@ def start_mcp(plan: RunPlan, workspace: Workspace, log_dir: Path, cancel: thread
             environ=os.environ,
             base_env=workspace.env,
             sandbox=workspace.sandbox,
-            workdir=workspace.workdir,
+            workdir=where,
             bot_dir=bot_dir,
         ),
         log_dir,
     )
     hub.start(cancel)
     return hub
+
+
+def server_dir(path: Path) -> Path:
+    """`path` as a new, empty, private directory (whatever a killed run left there is thrown away)."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(mode=0o700, parents=True)
+    return path

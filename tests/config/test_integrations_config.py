@@ -41,7 +41,7 @@ SERVER = {"command": "npx", "args": ["-y", "tracker-mcp"]}
         ),
         (
             {"mcp_servers": {"t": {**SERVER, "env": ["ANTHROPIC_API_KEY"]}}},
-            "would pass openbot's own model key",
+            "lists 'ANTHROPIC_API_KEY', which would pass ANTHROPIC_API_KEY, a model key",
         ),
         ({"mcp_servers": {"t": {"url": "https://x/mcp"}}}, "is reached over the network (mcp_servers.t.url)"),
         (

@@ -32,7 +32,8 @@ def launch_for(
     workdir: Path,
     bot_dir: Path,
 ) -> Launch:
-    """`base_env` is the run's environment for commands (allowlist + git identity); `environ` is openbot's."""
+    """`base_env` is the run's environment for commands (allowlist + git identity); `environ` is openbot's;
+    `workdir` is where a stdio server starts: never a directory the agent can write (run/mcp_servers.py)."""
     where = f"mcp_servers.{spec.name}"
     if spec.url:
         return Launch(
