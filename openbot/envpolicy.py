@@ -22,7 +22,9 @@ GIT_IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GI
 NEVER = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_ADMIN_KEY"})
 
 _SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(?:^|_)AUTH(?:_|$)", re.IGNORECASE)
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+NAME_RE = re.compile(  # an environment variable's name
+    r"^[A-Za-z_][A-Za-z0-9_]*$"
+)
 
 
 def is_secret_name(name: str) -> bool:
@@ -33,7 +35,7 @@ def is_secret_name(name: str) -> bool:
 def check_pattern(entry: str) -> str:
     """An `env_passthrough` entry is an exact name or `PREFIX_*`; anything else is a UsageError."""
     name = entry[:-1] if entry.endswith("*") else entry
-    if not name or not _NAME_RE.match(name):
+    if not name or not NAME_RE.match(name):
         raise UsageError(
             f"env_passthrough entry {entry!r} is not a variable name or PREFIX_* pattern",
             hint='write exact names like "NPM_CONFIG_REGISTRY" or prefixes like "CARGO_*"',

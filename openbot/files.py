@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import fcntl
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from openbot.errors import ConfigError
@@ -30,6 +32,18 @@ def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file `path` (made user-only): released when the block ends, or when
+    the process dies, so a crashed holder never blocks the next one."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
     finally:
         os.close(fd)
 

@@ -14,11 +14,14 @@ A bot's state always lives under OPENBOT_HOME, also when its config.md is commit
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_BOTS = PACKAGE_ROOT / "bots"
 SHIPPED_SKILLS = PACKAGE_ROOT / "skills"
+# A bot's or a skill's name: also a file or directory name, so no separator, no leading dot.
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def home() -> Path:

@@ -1,20 +1,21 @@
 """The dependency rules of docs/ARCHITECTURE.md, read from the source with `ast`.
 
-    cli → run → {agent, git, state, config, sandbox, views} → shared modules (errors, events, …)
-    agent knows nothing of run/, git/, cli/; events imports nothing else of openbot; sandbox knows nothing
-    of agent.models; config knows nothing of run/; the shared top-level modules know no wing.
+    cli > run > agent > config > state > git > sandbox > views > shared modules (errors, events, …)
+    a wing imports only the wings after it in that order (and itself); nothing in the package imports
+    testing/; agent knows nothing of git/ either; events imports nothing else of openbot; sandbox knows
+    nothing of agent.models; config knows nothing of run/; the shared top-level modules know no wing.
 
-Every import counts for the rules: at module level, inside functions and under `if TYPE_CHECKING:`.
-For cycles every import that runs counts, at module level or inside a function (openbot imports heavy
-libraries, and the modules that use them, inside the functions that need them: that hides a cycle from
-Python, not from a reader). Imports under `if TYPE_CHECKING:` never run and name types only, so they
-do not count. The one cycle allowed is typer's command registration: `cli.app.get_app` imports
-`cli.commands`, which imports every `cli/*_cmd.py`, which registers its command on `cli.app.app`.
+Every import counts for the rules: at module level, inside functions and under `if TYPE_CHECKING:`
+(openbot imports heavy libraries, and the modules that use them, inside the functions that need them:
+that hides an import from Python, not from a reader; a type-only import back up is still a module that
+knows what it should not). The one cycle allowed is typer's command registration: `cli.app.get_app`
+imports `cli.commands`, which imports every `cli/*_cmd.py`, which registers its command on `cli.app.app`.
 """
 
 from __future__ import annotations
 
 import ast
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,8 @@ import openbot
 
 ROOT = Path(openbot.__file__).parent
 WINGS = ("cli", "run", "agent", "git", "state", "config", "sandbox", "views", "testing")
+# The layer order, top to bottom: each layer may import only itself and the layers below it.
+LAYERS = ("cli", "run", "agent", "config", "state", "git", "sandbox", "views", "shared")
 # The layers below `run`: each may use the others where its job needs it, never run/ or cli/.
 MIDDLE = ("agent", "git", "state", "config", "sandbox", "views")
 FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -43,33 +46,37 @@ class Import:
     when: str  # "import" (module level), "call" (inside a function), "typing" (under TYPE_CHECKING)
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+def _modules(root: Path) -> dict[str, Path]:
+    return {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
 
 
-def _resolve(name: str) -> str | None:
+MODULES = _modules(ROOT)
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
     """The openbot module an imported name is (a module, or a name defined in its package)."""
-    while name and name not in MODULES:
+    while name and name not in modules:
         name = name.rpartition(".")[0]
     return name or None
 
 
-def _targets(node: ast.Import | ast.ImportFrom, source: str) -> list[str]:
+def _targets(node: ast.Import | ast.ImportFrom, source: str, modules: dict[str, Path]) -> list[str]:
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
     else:
         base = node.module or ""
         if node.level:  # relative: from the importing module's package
-            package = source if MODULES[source].name == "__init__.py" else source.rpartition(".")[0]
+            package = source if modules[source].name == "__init__.py" else source.rpartition(".")[0]
             for _ in range(node.level - 1):
                 package = package.rpartition(".")[0]
             base = f"{package}.{base}".rstrip(".")
         names = [f"{base}.{a.name}" for a in node.names]
-    found = [_resolve(n) for n in names if n == "openbot" or n.startswith("openbot.")]
+    found = [_resolve(n, modules) for n in names if n == "openbot" or n.startswith("openbot.")]
     return [t for t in found if t is not None]
 
 
@@ -80,29 +87,31 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _walk(node: ast.AST, source: str, when: str, out: list[Import]) -> None:
+def _walk(node: ast.AST, source: str, when: str, out: list[Import], modules: dict[str, Path]) -> None:
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.Import | ast.ImportFrom):
-            out += [Import(source, t, child.lineno, when) for t in _targets(child, source)]
+            out += [Import(source, t, child.lineno, when) for t in _targets(child, source, modules)]
         elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            _walk(child, source, "typing" if when == "typing" else "call", out)
+            _walk(child, source, "typing" if when == "typing" else "call", out, modules)
         elif isinstance(child, ast.If) and _is_type_checking(child):
             for stmt in child.body:
-                _walk(ast.Module(body=[stmt], type_ignores=[]), source, "typing", out)
+                _walk(ast.Module(body=[stmt], type_ignores=[]), source, "typing", out, modules)
             for stmt in child.orelse:
-                _walk(ast.Module(body=[stmt], type_ignores=[]), source, when, out)
+                _walk(ast.Module(body=[stmt], type_ignores=[]), source, when, out, modules)
         else:
-            _walk(child, source, when, out)
+            _walk(child, source, when, out, modules)
 
 
-def _imports() -> list[Import]:
+def imports_of(root: Path) -> list[Import]:
+    """Every import between the modules of the package at `root`."""
+    modules = _modules(root)
     found: list[Import] = []
-    for name, path in MODULES.items():
-        _walk(ast.parse(path.read_text(encoding="utf-8"), str(path)), name, "import", found)
+    for name, path in modules.items():
+        _walk(ast.parse(path.read_text(encoding="utf-8"), str(path)), name, "import", found, modules)
     return [i for i in found if i.target != i.source]
 
 
-IMPORTS = _imports()
+IMPORTS = imports_of(ROOT)
 
 
 def wing(module: str) -> str:
@@ -135,6 +144,39 @@ def test_wings_import_only_what_the_layers_allow(area: str) -> None:
         if wing(i.source) == area and any(_within(i.target, f) for f in FORBIDDEN[area])
     ]
     assert broken == []
+
+
+def back_imports(imports: list[Import]) -> list[str]:
+    """The imports that run up the layer order, or into testing/ (a test aid the package never uses)."""
+    broken = []
+    for i in imports:
+        source, target = wing(i.source), wing(i.target)
+        if source in ("openbot", "testing") or target == "openbot":
+            continue  # the entry points stand above cli; testing/ may use what it stands in for
+        if target == "testing" or LAYERS.index(target) < LAYERS.index(source):
+            broken.append(f"{i.source}:{i.line} imports {i.target} ({source} is below {target})")
+    return broken
+
+
+def test_the_layer_order_holds() -> None:
+    assert back_imports(IMPORTS) == []
+
+
+def test_a_planted_back_import_is_caught(tmp_path: Path) -> None:
+    """The scan of a copy of the package with one import running back up finds exactly that import,
+    wherever it hides: inside a function, or under `if TYPE_CHECKING:`."""
+    copy = tmp_path / "openbot"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert back_imports(imports_of(copy)) == []
+    memory = copy / "state" / "memory.py"
+    memory.write_text(memory.read_text() + "\n\ndef planted() -> None:\n    from openbot.agent import turn\n")
+    errors = copy / "errors.py"
+    text = errors.read_text()
+    errors.write_text(text + "\nif TYPE_CHECKING:\n    from openbot.views.live import LiveView\n")
+    found = back_imports(imports_of(copy))
+    assert len(found) == 2
+    assert found[0].startswith("openbot.errors:") and found[0].endswith("(shared is below views)")
+    assert found[1].startswith("openbot.state.memory:") and "imports openbot.agent.turn" in found[1]
 
 
 def test_events_imports_nothing_else_of_openbot() -> None:
@@ -187,7 +229,7 @@ KNOWN_CYCLES: list[list[str]] = []
 def test_no_import_cycles_but_typers_command_registration() -> None:
     edges: dict[str, set[str]] = {}
     for i in IMPORTS:
-        if i.when != "typing" and (i.source, i.target) != REGISTRATION:
+        if (i.source, i.target) != REGISTRATION:
             edges.setdefault(i.source, set()).add(i.target)
     assert [c for c in _cycles(edges) if c not in KNOWN_CYCLES] == []
 

@@ -15,7 +15,8 @@ import pytest
 
 from openbot import paths
 from openbot.agent.models.scripted import ScriptedModel
-from openbot.config.botconfig import ACTIONS, load_bot_file
+from openbot.config.botconfig import load_bot_file
+from openbot.stops import ACTIONS
 from tests.helpers import git, make_repo
 
 BOTS = sorted(p.parent for p in paths.SHIPPED_BOTS.glob("*/config.md"))

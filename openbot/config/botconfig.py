@@ -22,12 +22,10 @@ from openbot import paths
 from openbot.config.frontmatter import refuse_yaml_frontmatter, split_frontmatter, toml_value
 
 # The key table lives in config/keys.py; these names stay importable from here.
-from openbot.config.keys import ACTIONS as ACTIONS
 from openbot.config.keys import CACHE_TTLS as CACHE_TTLS
 from openbot.config.keys import DEFAULT_MODEL as DEFAULT_MODEL
 from openbot.config.keys import EFFORTS as EFFORTS
 from openbot.config.keys import NOT_NEGATIVE as NOT_NEGATIVE
-from openbot.config.keys import SANDBOX_MODES as SANDBOX_MODES
 from openbot.config.keys import WEEK_SECS as WEEK_SECS
 from openbot.config.keys import BotConfig as BotConfig
 from openbot.config.keys import Range as Range

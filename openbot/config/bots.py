@@ -10,7 +10,6 @@ A name that exists nowhere is a NotFoundError suggesting close names — never a
 from __future__ import annotations
 
 import difflib
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +23,6 @@ if (
     TYPE_CHECKING
 ):  # openbot.config.botconfig pulls in frontmatter, yaml and tomlkit: only load it to parse a config
     from openbot.config.botconfig import BotFile
-
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 SOURCES = ("home", "repo")
@@ -46,7 +43,7 @@ class BotRef:
 
 
 def check_name(name: str) -> str:
-    if not NAME_RE.match(name):
+    if not paths.NAME_RE.match(name):
         raise UsageError(
             f"invalid bot name {name!r}", hint="use letters, digits, '.', '_' or '-' (up to 64, no '/')"
         )

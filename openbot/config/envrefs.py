@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from openbot.envpolicy import NAME_RE
 from openbot.errors import ConfigError
 
 _REF_RE = re.compile(r"\$\{([^}]*)\}")
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def names(template: str) -> list[str]:
@@ -24,7 +24,7 @@ def names(template: str) -> list[str]:
 def check(template: str, source: str, key: str) -> None:
     """Refuse `${}`, `${not a name}` and a `${` left open: they would be sent literally otherwise."""
     for name in names(template):
-        if not _NAME_RE.match(name):
+        if not NAME_RE.match(name):
             raise ConfigError(
                 f"{source}: key '{key}' refers to ${{{name}}}, which is not a variable name",
                 hint="write ${NAME} with letters, digits and underscores",

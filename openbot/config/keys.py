@@ -8,9 +8,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from openbot.sandbox import MODES as SANDBOX_MODES
+
 DEFAULT_MODEL = "claude-sonnet-5-5"
-SANDBOX_MODES = ("workspace-write", "read-only", "danger-full-access")
-ACTIONS = ("merge", "review", "discard")
 EFFORTS = ("", "low", "medium", "high", "xhigh", "max")
 CACHE_TTLS = ("auto", "5m", "1h")
 

@@ -27,7 +27,6 @@ from openbot import paths
 from openbot.errors import ConfigError, NotFoundError
 from openbot.files import read_user_text
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 SKILL_FILE = "SKILL.md"
 _FENCE = re.compile(r"^-{3}[ \t]*\r?$", re.MULTILINE)
 # Files that document a skills collection rather than being a skill themselves.
@@ -51,7 +50,7 @@ class Skill:
 
 
 def check_skill_name(name: str, where: Path | str) -> str:
-    if not NAME_RE.match(name) or f"{name.lower()}.md" in _NOT_SKILLS:
+    if not paths.NAME_RE.match(name) or f"{name.lower()}.md" in _NOT_SKILLS:
         raise ConfigError(
             f"{where}: skill name {name!r} is not a safe file name",
             hint="use letters, digits, '.', '_' or '-' (up to 64, no '/')",

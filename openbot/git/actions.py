@@ -21,8 +21,7 @@ from openbot.git.gitcmd import first_line, open_repo, run_git
 from openbot.git.home import Homecoming
 from openbot.git.repo import RepoInfo
 from openbot.git.runsdir import RunRepo
-
-ACTIONS = ("review", "merge", "discard")
+from openbot.stops import ACTIONS
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ agent can rewrite.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -26,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openbot.files import write_atomic
+from openbot.files import locked, write_atomic
 from openbot.git.gitcmd import rmtree
 from openbot.processes import identity, proc_start
 
@@ -80,8 +79,7 @@ class RunRepo:
 def runs_lock(common_dir: Path) -> Iterator[Path]:
     root = common_dir / RUNS_DIR
     root.mkdir(exist_ok=True)
-    with open(root / ".lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
+    with locked(root / ".lock"):
         yield root
 
 

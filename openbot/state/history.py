@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
 import json
 import os
 import re
@@ -25,6 +24,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import NotFoundError, UsageError
+from openbot.files import locked
 from openbot.state import legacy_history
 from openbot.state.records import write_record  # padded: a final state fits on a full disk
 
@@ -154,12 +154,8 @@ class History:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         paths.make_private_dir(self.root)
-        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with locked(self.root / ".lock"):
             yield
-        finally:
-            os.close(fd)
 
     def create_session(
         self, run_id: str, model: str, branch: str = "", base: str = "", prompt_summary: str = ""

@@ -20,7 +20,6 @@ Only a directory that openbot did not make itself (no `runs/` inside) is adopted
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -29,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from openbot import paths
-from openbot.files import write_atomic
+from openbot.files import locked, write_atomic
 from openbot.state.project import Project
 
 MARKER = ".adopted.json"
@@ -131,9 +130,7 @@ def adopt(bot: str, project: Project) -> str | None:
         return found.taken_note()
     MemoryStore(found.path / "memory.json").load()
     workspaces = found.path.parent
-    fd = os.open(workspaces / ".adopt.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with locked(workspaces / ".adopt.lock"):
         again = find(bot, project)  # another run may have been first
         if again is None or again.taken_by or again.path != found.path:
             return again.taken_note() if again is not None and again.taken_by else None
@@ -142,8 +139,6 @@ def adopt(bot: str, project: Project) -> str | None:
         marker = {"identity": project.identity, "slug": project.slug, "by": "openbot run",
                   "at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")}  # fmt: skip
         write_atomic(workspaces / (found.slug + MARKER), json.dumps(marker, indent=2) + "\n")
-    finally:
-        os.close(fd)
     return (
         f"adopted the Rust openbot's state of this project: moved {found.path} to {target} (keyed by this "
         f"repository; {found.slug}{MARKER} says where it went){_keep_old_keys(target / 'memory.json')}"

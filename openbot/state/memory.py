@@ -15,7 +15,6 @@ memory written before these limits (or by hand) puts in a prompt; the file is re
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError, UsageError
-from openbot.files import read_capped, write_atomic
+from openbot.files import locked, read_capped, write_atomic
 
 MAX_KEY_CHARS = 200
 NOTE_LIMIT = 4 * 1024
@@ -95,12 +94,8 @@ class MemoryStore:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         paths.make_private_dir(self.path.parent)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with locked(self.lock_path):
             yield
-        finally:
-            os.close(fd)  # closing releases the lock
 
     def _write(self, entries: dict[str, str]) -> None:
         write_atomic(self.path, json.dumps({"entries": entries}, ensure_ascii=False, indent=2) + "\n")

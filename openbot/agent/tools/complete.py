@@ -6,9 +6,7 @@ from typing import Any
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
-from openbot.stops import Completion
-
-ACTIONS = ("merge", "review", "discard")
+from openbot.stops import ACTIONS, Completion
 
 SPEC = ToolSpec(
     name="session_complete",

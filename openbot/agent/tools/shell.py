@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openbot.agent.compact import OutputCompactor
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools import shell_spare
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
 from openbot.agent.tools.shell_process import _Run
+from openbot.agent.tools.trim_output import OutputCompactor
 from openbot.events import Command, CommandStarted
 from openbot.paths import make_private_dir
 from openbot.redact import StreamRedactor

@@ -17,7 +17,7 @@ import subprocess
 import time
 from typing import Any
 
-from openbot.agent.compact import OutputCompactor
+from openbot.agent.tools.trim_output import OutputCompactor
 from openbot.redact import StreamRedactor
 
 CHUNK = 1 << 20

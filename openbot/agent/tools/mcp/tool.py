@@ -11,10 +11,10 @@ import re
 import time
 from typing import Any
 
-from openbot.agent.compact import OutputCompactor
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolOutput
 from openbot.agent.tools.mcp.client import McpConnection, RemoteTool
+from openbot.agent.tools.trim_output import OutputCompactor
 from openbot.events import McpCall, Notice
 from openbot.files import write_atomic
 from openbot.paths import make_private_dir

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from openbot.agent.compact import MAX_LINE_BYTES, OutputCompactor, compact_output
+from openbot.agent.tools.trim_output import MAX_LINE_BYTES, OutputCompactor, compact_output
 
 
 def _numbered_output(n: int, errors: dict[int, str]) -> str:
