@@ -93,6 +93,7 @@ class CommandStarted(Event):
     type: ClassVar[str] = "command_started"
     persist: ClassVar[bool] = False
     command: str
+    full_output_path: str = ""  # where its output is written as it runs (the live view shows the tail)
 
 
 @dataclass(frozen=True)

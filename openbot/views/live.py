@@ -7,7 +7,9 @@ and every line it writes — runner messages included — passes through `escape
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -32,6 +34,32 @@ def _first_line(text: str, limit: int = 160) -> str:
     text = visible(text).strip()
     line = text.split("\n", 1)[0]
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def clock(secs: float) -> str:
+    """Elapsed time as a person reads it: 42s, 3m07s, 1h05m."""
+    s = int(secs)
+    if s < 3600:
+        return f"{s}s" if s < 60 else f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def tail(path: str, lines: int = 2, limit: int = 4096) -> list[str]:
+    """The last lines a running command wrote to its log (best effort: it may be gone or mid-write). The
+    log is openbot's own file; opened without following a link or blocking, all the same."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, limit, max(0, size - limit))
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    text = data.decode("utf-8", "replace").replace("\r", "\n")
+    return [_first_line(line, 100) for line in text.split("\n") if line.strip()][-lines:]
 
 
 class LiveView:
@@ -140,17 +168,24 @@ class RichView(LiveView):
         self.console = console
         self.steps = 0
         self.activity = "starting"
+        self.started = self.since = time.monotonic()
+        self.running_log = ""  # the output log of the command running now
         self.status = console.status(self._status_renderable())
         self.status.start()
 
     def _status_text(self) -> str:
-        return visible(f"step {self.steps} · {self.activity} · {self._spent()}")
+        """Run time · step · what is happening and for how long · spend; under it, the last lines of a
+        running command's output (so a stalled model, a long test run and progress look different)."""
+        now = time.monotonic()
+        line = (
+            f"{clock(now - self.started)} · step {self.steps} · {self.activity} {clock(now - self.since)}"
+            f" · {self._spent()}"
+        )
+        shown = tail(self.running_log) if self.running_log else []
+        return visible("\n".join([line, *(f"    │ {self.redact(t)}" for t in shown)]))
 
     def _status_renderable(self) -> Any:
-        """The status line as rich Text: a string would be read as markup (`[link=…]` is an OSC 8 link)."""
-        from rich.text import Text
-
-        return Text(self._status_text())
+        return _StatusLine(self)
 
     def line(self, text: str) -> None:
         if self.broken:
@@ -162,6 +197,7 @@ class RichView(LiveView):
 
     def show(self, e: Entry) -> None:
         super().show(e)
+        before = self.activity
         match e:
             case Boundary(kind="turn_started"):
                 self.steps, self.activity = 0, "waiting for the model"
@@ -171,19 +207,34 @@ class RichView(LiveView):
                 self.activity = "the model is writing"
             case Ran(done=False):
                 self.activity = f"running $ {_first_line(self.redact(e.command), 60)}"
+                self.running_log = e.full_output_path
             case Ran() | Returned() | Called() | Consulted():
-                self.activity = "waiting for the model"
+                self.activity, self.running_log = "waiting for the model", ""
             case Boundary(kind="turn_completed" | "turn_aborted"):
                 self.activity = "between iterations"
             case _:
                 return
-        self.status.update(self._status_renderable())
+        if self.activity != before or isinstance(e, Ran):  # its clock counts the time in this activity
+            self.since = time.monotonic()
 
     def close(self) -> None:
         try:
             self.status.stop()
         except (OSError, ValueError):
             pass
+
+
+class _StatusLine:
+    """The status line, rendered anew at each refresh of the spinner, so its clocks and the command's
+    output tail move while nothing else happens. rich Text: a string would be read as markup."""
+
+    def __init__(self, view: RichView) -> None:
+        self.view = view
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        return Text(self.view._status_text())
 
 
 def make_view(redact: Callable[[str], str], in_ci: bool) -> LiveView:

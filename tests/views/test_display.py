@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import re
+from pathlib import Path
 
 from rich.console import Console
 
@@ -40,13 +42,26 @@ def test_plain_view_prints_lines_with_budget_and_no_secret() -> None:
     assert SECRET not in text and "[REDACTED]" in text
 
 
-def test_rich_view_shows_the_current_step_and_redacts() -> None:
+def test_rich_view_shows_the_current_step_time_and_output_and_redacts(tmp_path: Path) -> None:
     out = io.StringIO()
     view = RichView(Console(file=out, force_terminal=True, width=120), redact)
     feed(view)
-    assert view._status_text() == "step 1 · between iterations · 120 tokens · $0.2500 of $5.00 so far"
-    view.emit(ev.CommandStarted(command=f"make test {SECRET}"))
+    status = r"\d+s · step 1 · between iterations \d+s · 120 tokens · \$0\.2500 of \$5\.00 so far"
+    assert re.fullmatch(status, view._status_text())
+    log = tmp_path / "out.log"
+    log.write_text(f"compiling\n\x1b]52;c;aGFjaw==\x07first\nsecond {SECRET}\n")
+    view.emit(ev.CommandStarted(command=f"make test {SECRET}", full_output_path=str(log)))
     assert view.activity == "running $ make test [REDACTED]"
+    # the last lines of the running command, redacted and inert, under the status line
+    lines = view._status_text().split("\n")
+    assert re.fullmatch(r"\d+s · step 1 · running \$ make test \[REDACTED\] \d+s · .*", lines[0])
+    assert lines[1:] == ["    │ \\x1b]52;c;aGFjaw==\\x07first", "    │ second [REDACTED]"]
+    view.emit(
+        ev.Command(
+            tool_use_id="t", command="make test", exit_code=0, duration_ms=5, output="", output_bytes=0
+        )
+    )
+    assert "\n" not in view._status_text()
     view.close()
     assert SECRET not in out.getvalue() and "hello [REDACTED]" in out.getvalue()
 

@@ -88,7 +88,7 @@ class ShellTool:
         if ctx.sandbox is not None:
             env.update(ctx.sandbox.env())
 
-        ctx.sink.emit(CommandStarted(command=command))
+        ctx.sink.emit(CommandStarted(command=command, full_output_path=str(log_path)))
         ctx.command_count += 1
         started = time.monotonic()
         try:
