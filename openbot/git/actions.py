@@ -11,12 +11,13 @@ openbot made are ever deleted, and only while they still hold the imported tip.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from openbot.errors import GitError, UsageError
-from openbot.git.ffcheckout import fast_forward
+from openbot.git.ffcheckout import WOULD_OVERWRITE, fast_forward
 from openbot.git.gitcmd import first_line, open_repo, run_git
 from openbot.git.home import Homecoming
 from openbot.git.repo import RepoInfo
@@ -56,7 +57,11 @@ def _apply(repo: RepoInfo, rr: RunRepo, action: str, home: Homecoming) -> Action
         return ActionOutcome(
             action, False, f"{branch} has no new commits over {base_name}; nothing to {action}"
         )
-    review = f"inspect with `git log -p {base_name}..{branch}`, merge with `git merge {branch}`"
+    # Advice a user may follow literally: `--no-overwrite-ignore` keeps git's merge off ignored files too.
+    review = (
+        f"inspect with `git log -p {base_name}..{branch}`, "
+        f"merge with `git merge --no-overwrite-ignore {branch}`"
+    )
     if action == "review":
         return ActionOutcome(action, True, f"branch {branch} left for review: {review}")
     return _merge(repo, git, rr, home, base_tip, f"branch {branch} left for review: {review}")
@@ -124,9 +129,18 @@ def _merge(
     if dirty:
         return ActionOutcome("merge", False, f"not merged: {repo.workdir} has uncommitted changes; {left}")
     why = fast_forward(repo.workdir, repo.common_dir, base_tip, tip)
+    if why.startswith(WOULD_OVERWRITE):
+        return ActionOutcome("merge", False, f"not merged: {why}; {left}; {beside(repo.workdir, branch)}")
     if why:
         return ActionOutcome("merge", False, f"not merged: {why}; {left}")
     return ActionOutcome("merge", True, f"{done} in {repo.workdir}")
+
+
+def beside(workdir: Path, branch: str) -> str:
+    """A way to try the branch that cannot overwrite anything: a new checkout in a directory that does not
+    exist yet (`git worktree add` refuses one that does)."""
+    where = shlex.quote(str(workdir.parent / f"{workdir.name}-{branch.rsplit('/', 1)[-1]}"))
+    return f"or try it beside your checkout with `git worktree add {where} {branch}`"
 
 
 def checkouts_of(common_dir: Path, ref: str, *, main_has_checkout: bool = True) -> list[Path]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from openbot.git import lfs
 from openbot.git.gitcmd import first_line, git_bytes, run_git
 
+WOULD_OVERWRITE = "the fast-forward would overwrite"
 MERGE = ("merge", "--ff-only", "--no-overwrite-ignore", "--no-autostash", "--quiet", "--no-stat")
 
 
@@ -110,5 +111,5 @@ def why_not(stderr: str, workdir: Path) -> str:
     files = [ln.strip() for ln in stderr.splitlines() if ln.startswith("\t")]
     if "would be overwritten" in stderr and files:
         shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-        return f"the fast-forward would overwrite {shown} in {workdir}, which git does not track"
+        return f"{WOULD_OVERWRITE} {shown} in {workdir}, which git does not track"
     return first_line(stderr)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.server
 import json
 import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,3 +108,24 @@ def test_a_merge_git_gives_up_on_part_way_leaves_the_checkout_as_it_was(tmp_path
     assert (repo / "src" / "a.txt").read_text() == "a\n"
     assert git(repo, "status", "--porcelain") == "?? notes/"
     assert git(repo, "log", "-1", "--format=%s", "main") == "initial"
+
+
+def test_the_advice_of_a_refused_merge_loses_nothing_when_followed_literally(tmp_path: Path) -> None:
+    """The merge is refused because it would overwrite the user's ignored `dev.local`; each command the
+    refusal advises, run as written in the user's checkout, leaves that file as it was."""
+    repo = make_repo(tmp_path / "repo", {".gitignore": "*.local\n"})
+    (repo / "dev.local").write_text("password = the real one\n")
+    plant = "echo > .gitignore && echo 'password = changeme' > dev.local && git add -A && git commit -qm mine"
+    make_bot("unignore", [reply("", shell(plant)), reply("", complete("done", "merge"))])
+
+    out = run_cli("run", "unignore", "--json", cwd=repo)
+
+    assert out.returncode == 0, out.stderr
+    message = json.loads(out.stdout)["action_message"]
+    advised = message.split("`")[1::2]
+    for command in advised:
+        subprocess.run(command, shell=True, cwd=repo, capture_output=True, check=False)
+        assert (repo / "dev.local").read_text() == "password = the real one\n", command
+    assert [c.split()[1] for c in advised] == ["log", "merge", "worktree"], message
+    [aside] = tmp_path.glob("repo-unignore-*")  # the branch, tried in a checkout of its own
+    assert (aside / "dev.local").read_text() == "password = changeme\n"
