@@ -37,7 +37,8 @@ def test_review_leaves_the_branch_and_says_how_to_look(repo: Path) -> None:
     before = snapshot(repo)
     out = apply_action(info(repo), wt, "review", home)
     assert out.applied
-    assert f"git log -p main..{wt.branch}" in out.message and f"git merge --no-overwrite-ignore {wt.branch}" in out.message
+    assert f"git log -p main..{wt.branch}" in out.message
+    assert f"git merge --no-overwrite-ignore {wt.branch}" in out.message
     assert snapshot(repo) == before and git(repo, "rev-parse", "--verify", wt.branch)
 
 
@@ -95,7 +96,8 @@ def test_merge_refuses_and_touches_nothing(repo: Path, mess: str) -> None:
 
     out = apply_action(info(repo), wt, "merge", home)
 
-    assert not out.applied and "not merged" in out.message and f"git merge --no-overwrite-ignore {wt.branch}" in out.message
+    assert not out.applied and "not merged" in out.message
+    assert f"git merge --no-overwrite-ignore {wt.branch}" in out.message
     assert snapshot(repo) == before and git(repo, "rev-parse", wt.branch) == tip
 
 
