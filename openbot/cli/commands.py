@@ -3,6 +3,7 @@
 from openbot.cli import (  # noqa: F401
     bots_cmd,
     doctor_cmd,
+    eval_cmd,
     history_cmd,
     memory_cmd,
     memory_cmd_legacy,
