@@ -112,11 +112,26 @@ def marked_processes(directory: Path) -> list[int]:
     return found
 
 
-def stop_processes_in(directory: Path) -> int:
-    """SIGKILL every process the run in `directory` started (its forks too); returns how many."""
+def descends_from(pid: int, ancestor: int) -> bool:
+    """Whether `ancestor` is among `pid`'s parents (Linux /proc)."""
+    for _ in range(256):  # a parent chain is short; never loop on a /proc read mid-exit
+        fields = proc_stat(pid)
+        if fields is None or int(fields[1]) <= 1:
+            return False
+        pid = int(fields[1])
+        if pid == ancestor:
+            return True
+    return False
+
+
+def stop_processes_in(directory: Path, *, sparing_children_of: int | None = None) -> int:
+    """SIGKILL every process the run in `directory` started (its forks too); returns how many.
+    `sparing_children_of`: a live run's own pid, whose children (its MCP servers) are left running."""
     stopped: set[int] = set()
     for _ in range(50):  # a process may fork while we look: go again until none is left
         pids = [p for p in marked_processes(directory) if alive(p)]
+        if sparing_children_of is not None:
+            pids = [p for p in pids if not descends_from(p, sparing_children_of)]
         if not pids:
             break
         for pid in pids:

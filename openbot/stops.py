@@ -9,6 +9,7 @@
     ├── Completed                  session_complete was called                   run `completed`, exit 0
     ├── LimitReached               a budget or max_iterations                    run `limit`, exit 3
     ├── Refused                    the model refused (stop_reason "refusal")     run `refused`, exit 4
+    ├── Unverified                 openbot's check of the work failed every try  run `unverified`, exit 5
     └── Interrupted                ctrl-c / SIGTERM / SIGHUP                     run `interrupted`, 128+signum
 
 They are not errors of the user's making (see `openbot.errors`, which maps every ending to an exit code).
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 # The statuses a session (metadata.json) and a run (run.json) are recorded with; docs/EVENTS.md.
-Status = Literal["running", "completed", "limit", "interrupted", "refused", "failed"]
+Status = Literal["running", "completed", "limit", "interrupted", "refused", "unverified", "failed"]
 # What the bot asks session_complete to do with its branch; "none": nothing could be applied.
 Action = Literal["merge", "review", "discard"]
 ACTIONS: tuple[Action, ...] = ("merge", "review", "discard")
@@ -131,6 +132,19 @@ class Refused(Stop):
     def __init__(self, message: str, details: dict[str, object]) -> None:
         super().__init__(message)
         self.details = details
+
+
+class Unverified(Stop):
+    """The bot called session_complete, and openbot's own check of its committed work (the `verify`
+    commands, openbot/run/verify.py) failed `verify_attempts` times: status `unverified`, exit 5. Its
+    `completion` is what the bot last said; the branch is kept, and `merge` is not applied."""
+
+    status = "unverified"
+    exit_code = 5
+
+    def __init__(self, message: str, completion: Completion) -> None:
+        super().__init__(message)
+        self.completion = completion
 
 
 class Interrupted(Stop):

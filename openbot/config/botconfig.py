@@ -31,6 +31,7 @@ from openbot.config.keys import BotConfig as BotConfig
 from openbot.config.keys import Range as Range
 from openbot.config.legacy import split_legacy
 from openbot.config.model_names import parse_model
+from openbot.config.verify import check_commands as check_verify_commands
 from openbot.errors import ConfigError, UsageError
 
 
@@ -181,6 +182,7 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
     _check_env_passthrough(values.get("env_passthrough", []), source)
     _check_thinking(values.get("thinking", ""), source)
     _check_shipped_skills(values.get("shipped_skills", []), source)
+    check_verify_commands(values.get("verify", []), source)
     _check_endpoint(values, source)
     _check_integrations(values, source)
     return BotConfig(**values)

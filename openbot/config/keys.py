@@ -128,6 +128,19 @@ class BotConfig:
         " the agent's; a `.venv` they make comes first on the agent's PATH.",
     )
     setup_network: bool = _f(False, "Allow the setup commands network access (the agent's follow `network`).")
+    # Verification (openbot/run/verify.py, docs/VERIFY.md): openbot checks the committed work itself.
+    verify: list[str] = _f(
+        [],
+        "Commands openbot runs on a clean checkout of the branch tip when the bot calls session_complete"
+        " (sandboxed, no network); all must pass. $OPENBOT_HOME/verify.toml adds commands for every bot.",
+    )
+    verify_timeout_secs: float = _f(
+        600, "Timeout of each verify command.", allowed=Range(0, above=True, high=WEEK_SECS)
+    )
+    verify_attempts: int = _f(
+        3, "Failed verifications before the run ends `unverified` (exit 5).", allowed=Range(1, high=100)
+    )
+    merge_unverified: bool = _f(False, "Let `merge` apply to work that was not verified (shown everywhere).")
 
     @classmethod
     def keys(cls) -> list[str]:

@@ -20,6 +20,7 @@ from openbot.config.botconfig import BotConfig, resolve
 from openbot.config.bots import BotRef, find_bot
 from openbot.config.integrations import check_environment, secret_values
 from openbot.config.model_names import parse_model, resolve_script
+from openbot.config.verify import VerifySpec, spec_for
 from openbot.errors import UsageError
 from openbot.git.repo import RepoInfo, find_repo
 from openbot.git.runsdir import awaiting_home
@@ -74,6 +75,7 @@ class RunPlan:
     window: int | None = None  # the model's context window (Models API), None when unknown
     server_compaction: bool = False  # the API compacts the conversation itself (openbot's is the fallback)
     warnings: list[str] = field(default_factory=list)  # said when the run starts (a deprecated model…)
+    verify: VerifySpec = VerifySpec((), 600, 3, False)  # how openbot checks the work (run/verify.py)
 
 
 def plan_run(req: RunRequest) -> RunPlan:
@@ -100,6 +102,7 @@ def plan_run(req: RunRequest) -> RunPlan:
     _check_sandbox(config, req.cwd)
     check_environment(config, str(bot_file.path), os.environ)  # an unset ${NAME} fails now, not mid-run
     memory, legacy = _memory(req, bot, project, resume)
+    verify = preflight.check_verify(spec_for(config), use_worktree)
     return RunPlan(
         bot=bot,
         config=config,
@@ -122,6 +125,7 @@ def plan_run(req: RunRequest) -> RunPlan:
         window=facts.max_input_tokens if facts else None,
         server_compaction=bool(facts and server_trigger(config, facts.compaction_window)),
         warnings=_model_warnings(model, facts),
+        verify=verify,
     )
 
 

@@ -14,6 +14,7 @@ from openbot.errors import UsageError
 if TYPE_CHECKING:
     from openbot.config.botconfig import BotFile
     from openbot.config.bots import BotRef
+    from openbot.config.verify import VerifySpec
     from openbot.git.repo import RepoInfo
     from openbot.state.runstate import RunRecord
 
@@ -120,3 +121,15 @@ def check_lfs_objects(repo: RepoInfo, resume: RunRecord | None) -> None:
         )
         start = has.stdout.strip() if has.returncode == 0 else resume.base_commit or "HEAD"
     lfs.check_objects(repo.common_dir, repo.workdir, start)
+
+
+def check_verify(spec: VerifySpec, use_worktree: bool) -> VerifySpec:
+    """Verification checks out the run's branch: a run without its own repository has none to check."""
+    if spec.commands and not use_worktree:
+        where = "the bot's verify" if len(spec.commands) > len(spec.team) else "$OPENBOT_HOME/verify.toml"
+        raise UsageError(
+            f"{where} needs the run's own branch to check, and this run has none (--no-worktree or no "
+            "repository)",
+            hint="run it in a repository without --no-worktree, or remove the verify commands",
+        )
+    return spec

@@ -32,6 +32,10 @@ class RunResult:
             "exit_code": self.exit_code,
             "iterations": r.iterations,
             "summary": r.summary,
+            "verified": r.verified,  # true: openbot's check passed; false: it failed; null: nothing checked
+            "verified_sha": r.verified_sha,
+            "verification": r.verification,
+            "merge_unverified": r.merge_unverified,
             "action": r.action,
             "action_message": r.action_message,
             "reason": r.reason,

@@ -34,7 +34,7 @@ from openbot.run.workspace import Workspace
 from openbot.state.conversation import Conversation
 from openbot.state.history import History, SessionMeta
 from openbot.state.runstate import RunRecord, new_run_id
-from openbot.stops import Cancel, Completed, Completion, LimitReached, Status, Stop
+from openbot.stops import Cancel, Completed, Completion, LimitReached, Status, Stop, Unverified
 
 if TYPE_CHECKING:
     from openbot.agent.tools.mcp import McpHub
@@ -66,7 +66,11 @@ class Runner:
             base_tokens=dict(rec.tokens),
             base_cost=rec.cost_usd,
         )
+        from openbot.run.verify import Verifier
+
+        self.parts.verifier = self.verifier = Verifier(plan, rec, self.parts.workspace, self.parts.tools)
         self.completion: Completion | None = None
+        self.asked: Completion | None = None  # what the bot asked, before `merge` was gated on verification
         self.last_meta: SessionMeta | None = None
         self.pending_input: list[str] = []
         self.skills: list[Skill] | None = None
@@ -83,8 +87,11 @@ class Runner:
                     raise LimitReached("max_iterations", f"iteration limit reached ({number})")
                 self._sleep()
         except Completed as done:
-            self.completion = done.completion
+            self._complete(done.completion)
             self._set_status(done.status, exit_code_of(done))
+        except Unverified as stop:
+            self._complete(stop.completion)
+            self._set_status(stop.status, exit_code_of(stop), stop.message)
         except Stop as stop:
             self._set_status(stop.status, exit_code_of(stop), stop.message)
         except OpenbotError as e:
@@ -96,6 +103,9 @@ class Runner:
         finally:
             self._finish()
         return RunResult(self.record, self.resume_command, self.parts.budget.status())
+
+    def _complete(self, asked: Completion) -> None:
+        self.asked, self.completion = asked, self.verifier.gate(asked)
 
     def _iterate(self, number: int) -> None:
         """One session; whatever ends it, it is recorded before the ending goes on to `execute`."""
@@ -164,6 +174,7 @@ class Runner:
                 self.mcp.close()  # before the WIP commit: a server must not write into it
             self._close_tools()
             failure = self.guard.saving(lambda: self.parts.workspace.close(self.completion))
+            self.verifier.explain(self.asked)
             if failure:
                 self._set_status("failed", EXIT_FAILED, failure)
             if self.cancel.signum and rec.status != "failed":  # a signal while saving: not "completed"

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from openbot.agent.budget import Budget
 from openbot.agent.context import ContextKeeper, estimate_tokens
@@ -40,7 +41,10 @@ from openbot.run.workspace import Workspace
 from openbot.state.conversation import Conversation
 from openbot.state.history import History, SessionMeta
 from openbot.state.runstate import RunRecord
-from openbot.stops import Cancel, Status, Stop
+from openbot.stops import Cancel, Completed, Status, Stop
+
+if TYPE_CHECKING:
+    from openbot.run.verify import Verifier
 
 
 @dataclass
@@ -62,6 +66,7 @@ class RunParts:
     take_input: Callable[[], list[str]]
     base_tokens: dict[str, int]  # what earlier invocations of a resumed run spent
     base_cost: float
+    verifier: Verifier | None = None  # openbot's check at session_complete (run/verify.py)
 
     def save_totals(self, *, final: bool = False) -> None:
         """The run record's tokens and cost: earlier invocations plus this one's budget so far."""
@@ -178,10 +183,23 @@ class Session:
             take_input=p.take_input,
             redact=p.redactor.redact,
         )
-        result = turn.run()
+        result = self._run_verified(turn)
         self.status = "completed" if result.outcome == "end_turn" else "limit"
         self.reason = result.detail
         return result
+
+    def _run_verified(self, turn: Turn) -> TurnResult:
+        """The turn; a session_complete that openbot's check refuses is answered in a next turn."""
+        while True:
+            try:
+                return turn.run()
+            except Completed as done:
+                verifier = self.parts.verifier
+                told = verifier.check(done.completion, self.ctx) if verifier is not None else None
+                if told is None:
+                    raise
+                self.ctx.completion = None
+                self.parts.conversation.add_user_text(told)
 
     def close(self, error: BaseException | None) -> None:
         if isinstance(error, Stop):

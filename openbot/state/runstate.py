@@ -21,7 +21,7 @@ from openbot.state.records import write_record
 
 RUN_ID_RE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4,32}$")
 _SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-STATUSES = ("running", "completed", "limit", "interrupted", "refused", "failed")
+STATUSES = ("running", "completed", "limit", "interrupted", "refused", "unverified", "failed")
 
 
 def new_run_id() -> str:
@@ -69,6 +69,11 @@ class RunRecord:
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float = 0.0
     cost_known: bool = True  # False once any call was priced without a known price
+    # openbot's own check of the work (run/verify.py): None = nothing verified it (no verify commands)
+    verified: bool | None = None
+    verified_sha: str = ""  # the commit the last passing verification checked out
+    verification: dict[str, Any] = field(default_factory=dict)  # the last verification, as its event says
+    merge_unverified: bool = False  # the bot lets `merge` apply to unverified work
 
     @property
     def dir(self) -> Path:
@@ -169,6 +174,10 @@ def _has_type(value: Any, want: str) -> bool:
     """Whether a JSON value fits a RunRecord field's annotation (bool is never an int here)."""
     if want == "int | None":
         return value is None or _has_type(value, "int")
+    if want == "bool | None":
+        return value is None or isinstance(value, bool)
+    if want == "dict[str, Any]":
+        return isinstance(value, dict)
     if want == "list[str]":
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
     if want == "dict[str, int]":

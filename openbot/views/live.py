@@ -142,6 +142,8 @@ class LiveView:
                 self.line(f"  ! model call failed ({e.label}); {e.text}")
             case Happened(kind="error"):
                 self.line(f"  ✗ {e.text}")
+            case Happened(kind="verification"):
+                self.line(f"  {'✓' if e.label == 'passed' else '✗'} {e.text}")
             case Happened():
                 self.line(f"  · {e.text}")
             case Boundary():

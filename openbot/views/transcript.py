@@ -215,6 +215,17 @@ def _spent(r: Mapping[str, Any]) -> Spent:
     return Spent(_s(r, "model"), tokens, _n(r, "cost_usd"), r.get("cost_known") is not False)
 
 
+def _verification(r: Mapping[str, Any]) -> Happened:
+    """openbot's own check of the work (`verification`): label "passed" or "failed"."""
+    passed, sha = _b(r, "passed"), _s(r, "sha")[:12] or "?"
+    attempt = f"attempt {_i(r, 'attempt')} of {_i(r, 'attempts')}"
+    if passed:
+        text = f"verified at {sha}: every check passed ({attempt})"
+    else:
+        text = f"not verified at {sha} ({attempt}): {_s(r, 'reason')}"
+    return Happened("verification", "passed" if passed else "failed", text, _fields(r))
+
+
 def _parse(r: Mapping[str, Any], kind: str) -> Entry:
     match kind:
         case "message" | "text_delta":
@@ -246,6 +257,8 @@ def _parse(r: Mapping[str, Any], kind: str) -> Entry:
             wait = _n(r, "wait_secs")
             when = f"in {wait:.1f}s" if wait else "at once"
             return Happened("retry", _s(r, "cause"), f"re-sent {when} (retry {_i(r, 'attempt')})")
+        case "verification":
+            return _verification(r)
         case "token_count":
             return _spent(r)
         case "session_started" | "session_ended" | "turn_started" | "turn_completed" | "turn_aborted":

@@ -117,7 +117,11 @@ def test_a_merge_goes_to_the_commit_openbot_imported_even_if_the_branch_moves(
     )
     (bin_dir / "git").chmod(0o755)
     refs = [r for r in user_refs(repo) if not r.startswith("refs/heads/main ")]
-    make_bot("victim", [reply("", shell(LEGIT, "legit")), reply("", complete("done", "merge"))])
+    make_bot(
+        "victim",
+        [reply("", shell(LEGIT, "legit")), reply("", complete("done", "merge"))],
+        "merge_unverified = true",
+    )
 
     out = run_cli("run", "victim", "--json", cwd=repo, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
 
@@ -166,6 +170,7 @@ def test_hooks_in_the_tree_never_run_when_openbot_merges(repo: Path, tmp_path: P
             reply("", shell(f"{edit} && git add -A && git commit -qm 'edit hook'", "edit")),
             reply("", complete("done", "merge")),
         ],
+        "merge_unverified = true",
     )
 
     out = run_cli("run", "hooker", "--json", cwd=repo)
@@ -190,6 +195,7 @@ def test_merge_never_overwrites_a_file_the_user_has_and_git_ignores(repo: Path) 
             ),
             reply("", complete("done", "merge")),
         ],
+        "merge_unverified = true",
     )
 
     out = run_cli("run", "unignore", "--json", cwd=repo)

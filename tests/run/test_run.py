@@ -203,6 +203,7 @@ def test_session_complete_actions(repo: Path, action: str) -> None:
             reply("", shell("echo x > f.txt && git add f.txt && git commit -qm feature")),
             reply("", complete("feature", action)),
         ],
+        'verify = ["test -f f.txt"]',  # merge applies to verified work only
     )
     main_before = git(repo, "rev-parse", "main")
     result = json.loads(run_cli("run", "act", "--json", cwd=repo).stdout)

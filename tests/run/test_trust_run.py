@@ -70,7 +70,7 @@ def test_the_agent_cannot_escalate_by_committing_its_own_config(repo: Path) -> N
         reply("", shell(f"printf '{evil}' > .openbot/bots/ci/config.md && git commit -qam escalate")),
         reply("", complete("done", "merge")),
     ]
-    commit_bot(repo, "ci", responses)
+    commit_bot(repo, "ci", responses, "merge_unverified = true\n")
     assert run_cli("trust", "ci", cwd=repo).returncode == 0
     proc = run_cli("run", "ci", "--json", cwd=repo)
     assert proc.returncode == 0 and json.loads(proc.stdout)["action"] == "merge", proc.stderr

@@ -1,0 +1,238 @@
+"""openbot checks the bot's work itself when the bot calls session_complete, before any merge.
+
+Verifier.check(completion, ctx)     (the session calls it when a turn ends with Completed)
+  1. what the agent left uncommitted is listed (`git status`, confined like its own commands): it is
+     not verified, and the agent is told so
+  2. the agent's processes are stopped: the shell's waiting sandbox, and every process carrying the
+     run's mark that is not a child of openbot's (its MCP servers)
+  3. the branch tip is checked out fresh in a temp dir of openbot's (git/verifytree.py), from verified
+     objects; the setup step runs there again (its `.venv` in the agent's checkout is the agent's)
+  4. the verify commands (the bot's, then $OPENBOT_HOME/verify.toml's) run in a sandbox of that
+     checkout with the agent's walls and no network, each bounded by verify_timeout_secs
+  5. passed: a `refs/notes/openbot` note on the commit; failed: the next turn tells the agent what
+     failed, until verify_attempts failures end the run `unverified` (exit 5)
+The commands come from the plan (config as loaded when the run started): never from the agent's tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openbot import paths
+from openbot.agent.tools.base import Tool, ToolContext, ToolFailed
+from openbot.agent.tools.shell import ShellTool
+from openbot.errors import OpenbotError
+from openbot.events import EventSink
+from openbot.git.gitcmd import rmtree
+from openbot.run.plan import RunPlan
+from openbot.run.verify_outcome import Collect, Outcome, Verification, feedback
+from openbot.run.workspace import Workspace
+from openbot.state.runstate import RunRecord
+from openbot.stops import Completion, Unverified
+
+if TYPE_CHECKING:
+    from openbot.git.runsdir import RunRepo
+
+
+class Verifier:
+    """One run's verification: how many attempts it took, and what the record says of it."""
+
+    def __init__(self, plan: RunPlan, record: RunRecord, workspace: Workspace, tools: list[Tool]) -> None:
+        self.spec, self.plan, self.record = plan.verify, plan, record
+        self.workspace, self.tools = workspace, tools  # tools: the run's list (MCP tools join it later)
+        self.attempt = 0
+        record.merge_unverified = self.spec.merge_unverified
+        if self.spec.commands:  # a resumed run is verified anew
+            record.verified, record.verified_sha, record.verification = None, "", {}
+
+    def check(self, completion: Completion, ctx: ToolContext) -> str | None:
+        """None: the completion stands (verified, or nothing to verify). Otherwise the feedback for the
+        agent's next turn; Unverified once the failures reach verify_attempts."""
+        if not self.spec.commands or completion.action == "discard" or self._repo() is None:
+            return None  # discard: nothing is kept that a check could vouch for
+        self.attempt += 1
+        outcome = self._run(ctx)
+        if ctx.cancel.is_set():
+            raise ctx.cancel.interrupted()
+        note = self._note(outcome) if outcome.passed else ""
+        self._record(outcome, note, ctx.sink)
+        if outcome.passed:
+            return None
+        if self.attempt >= self.spec.attempts:
+            why = f"not verified after {self.attempt} attempt(s): {outcome.reason()}"
+            raise Unverified(why, completion)
+        return feedback(outcome, self.attempt, self.spec.attempts)
+
+    def gate(self, completion: Completion | None) -> Completion | None:
+        """`merge` applies only to verified work, unless the bot says merge_unverified."""
+        if completion is None or completion.action != "merge" or self.allowed_merge():
+            return completion
+        return dataclasses.replace(completion, action="review")
+
+    def allowed_merge(self) -> bool:
+        return self.record.verified is True or self.spec.merge_unverified
+
+    def explain(self, asked: Completion | None) -> None:
+        """Say in the record why a requested merge became a review (after the action was applied)."""
+        rec = self.record
+        if asked is None or asked.action != "merge" or self.allowed_merge():
+            return
+        why = "the work was not verified" if self.spec.commands else "no verify commands checked the work"
+        rec.action_message = f"not merged: {why} (merge_unverified = false); {rec.action_message}".strip("; ")
+
+    def _repo(self) -> RunRepo | None:
+        return self.workspace.wt
+
+    def _run(self, ctx: ToolContext) -> Outcome:
+        uncommitted = self._uncommitted()
+        stopped = self._stop_agent()
+        into = Path(tempfile.mkdtemp(prefix="openbot-verify-"))
+        try:
+            return self._run_in(into, ctx, uncommitted, stopped)
+        finally:
+            rmtree(into)
+
+    def _run_in(self, into: Path, ctx: ToolContext, uncommitted: tuple[str, ...], stopped: int) -> Outcome:
+        from openbot.git.verifytree import clean_checkout
+
+        try:
+            repo = self._repo()
+            assert repo is not None  # check() verifies only runs with a run repository
+            sha, checkout, git_dir = clean_checkout(repo, into)
+        except (OpenbotError, OSError) as e:
+            why = e.one_line() if isinstance(e, OpenbotError) else str(e)
+            return Outcome(
+                "", (), uncommitted, stopped, f"the committed work could not be checked out: {why}"
+            )
+        vctx = self._context(ctx, checkout, git_dir, into / "tmp")
+        checks, error = self._setup(vctx)
+        shell = ShellTool(self.spec.timeout_secs)
+        try:
+            for number, command in enumerate(self.spec.commands, 1) if not error else ():
+                source = "team" if number > len(self.spec.commands) - len(self.spec.team) else "bot"
+                sink = Collect(source)
+                step = dataclasses.replace(vctx, sink=sink)
+                try:
+                    run_id = f"verify-{self.attempt}-{number}"
+                    shell.run({"command": command, "timeout_secs": self.spec.timeout_secs}, step, run_id)
+                except ToolFailed as e:
+                    error = f"`{command}` could not run: {e}"
+                    break
+                checks += sink.checks
+        finally:
+            shell.close()
+        return Outcome(sha, tuple(checks), uncommitted, stopped, error)
+
+    def _context(self, ctx: ToolContext, checkout: Path, git_dir: Path, tmp: Path) -> ToolContext:
+        """The agent's walls around the fresh checkout, without network, in a clean environment."""
+        from openbot.envpolicy import child_env
+        from openbot.processes import run_mark
+        from openbot.run.workspace import git_identity_env
+        from openbot.sandbox import policy_for_run
+
+        config = self.plan.config
+        policy = policy_for_run(
+            config.sandbox,
+            worktree=checkout,
+            common_dir=None,
+            worktree_admin_dir=git_dir,
+            tmp_dir=tmp,
+            skills_dir=None,
+            network=False,
+            fallback=config.sandbox_fallback,
+        )
+        env = {
+            **child_env(os.environ, config.env_passthrough),
+            **git_identity_env(checkout, self.plan.bot.name),
+            **run_mark(checkout),
+        }
+        return dataclasses.replace(ctx, workdir=checkout, env=env, sandbox=policy, completion=None)
+
+    def _setup(self, vctx: ToolContext) -> tuple[list[dict[str, Any]], str]:
+        """The setup step again, in the fresh checkout: its products there are openbot's, not the agent's."""
+        from openbot.run.setup import run_setup
+
+        if not self.plan.config.setup:
+            return [], ""
+        sink = Collect("setup")
+        cache = paths.bot_home(self.plan.bot.name) / "cache"
+        try:
+            made = run_setup(self.plan.config.setup, dataclasses.replace(vctx, sink=sink), cache,
+                             self.plan.config.setup_network)  # fmt: skip
+        except OpenbotError as e:
+            return sink.checks, f"the setup step failed in the clean checkout: {e.message}"
+        vctx.env.update(made)
+        return sink.checks, ""
+
+    def _uncommitted(self) -> tuple[str, ...]:
+        """What `git status` lists in the agent's checkout, run confined like the agent's own commands
+        (its output only informs the agent; nothing is decided on it)."""
+        ws = self.workspace
+        argv = [
+            "git",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "status",
+            "--porcelain",
+        ]
+        if ws.sandbox is not None:
+            argv = ws.sandbox.wrap(argv)
+        env = {**ws.env, **(ws.sandbox.env() if ws.sandbox is not None else {})}
+        try:
+            out = subprocess.run(
+                argv, cwd=ws.workdir, env=env, capture_output=True, text=True, timeout=60,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            return ()
+        lines = [ln for ln in out.stdout.splitlines() if ln.strip()] if out.returncode == 0 else []
+        return tuple(lines[:20]) + ((f"... and {len(lines) - 20} more",) if len(lines) > 20 else ())
+
+    def _stop_agent(self) -> int:
+        """No process of the agent's is alive while its work is checked."""
+        from openbot.processes import stop_processes_in
+
+        for tool in self.tools:
+            if isinstance(tool, ShellTool):
+                tool.close()  # its sandbox waiting for the next command
+        return stop_processes_in(self.workspace.workdir, sparing_children_of=os.getpid())
+
+    def _note(self, outcome: Outcome) -> str:
+        from openbot.git.verifytree import NOTES_REF, add_note
+
+        rec = self.record
+        lines = [f"Verified-by: openbot; {len(outcome.checks)} check(s) passed at {outcome.sha}"]
+        lines += [f"Passed: {c['command']}" for c in outcome.checks if c["source"] != "setup"]
+        lines += [f"Bot: {rec.bot}", f"Run: {rec.run_id}"]
+        repo = self._repo()
+        assert repo is not None
+        failure = add_note(repo.common_dir, outcome.sha, "\n".join(lines))
+        return f"{NOTES_REF} (not written: {failure})" if failure else NOTES_REF
+
+    def _record(self, outcome: Outcome, note: str, sink: EventSink) -> None:
+        event = Verification(
+            attempt=self.attempt,
+            attempts=self.spec.attempts,
+            sha=outcome.sha,
+            passed=outcome.passed,
+            checks=list(outcome.checks),
+            reason="" if outcome.passed else outcome.reason(),
+            uncommitted=list(outcome.uncommitted),
+            stopped_processes=outcome.stopped,
+            note=note,
+        )
+        sink.emit(event)
+        rec = self.record
+        rec.verified = outcome.passed
+        rec.verified_sha = outcome.sha if outcome.passed else ""
+        summary = {k: v for k, v in dataclasses.asdict(event).items() if k != "checks"}
+        summary["checks"] = [{k: v for k, v in c.items() if k != "output"} for c in outcome.checks]
+        rec.verification = summary
+        rec.save()

@@ -1,0 +1,107 @@
+"""What one verification found (`Outcome`), how its commands are collected, and the words the agent gets
+when it failed (`feedback`): the next turn's message, with the tail of what failed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from openbot.events import Command, Event
+
+
+@dataclass(frozen=True)
+class Verification(Event):
+    """The `verification` event (docs/EVENTS.md): kept here beside what it reports, like every event a
+    frozen dataclass serialized by `events.to_record`. `checks`: one {command, source ("bot", "team" or
+    "setup"), exit_code, timed_out, duration_ms, output} per command run, `output` as compacted."""
+
+    type: ClassVar[str] = "verification"
+    attempt: int
+    attempts: int  # verify_attempts: the failed checks after which the run ends `unverified`
+    sha: str  # the commit checked out ("" when it could not be)
+    passed: bool
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    reason: str = ""  # what failed, one line ("" when it passed)
+    uncommitted: list[str] = field(default_factory=list)  # `git status --porcelain` lines: not verified
+    stopped_processes: int = 0  # the agent's processes stopped before it ran
+    note: str = ""  # where the result was recorded on the branch (refs/notes/openbot)
+
+
+TAIL_LINES, TAIL_CHARS = 40, 4000  # of a failed command's output, in the feedback to the agent
+
+
+@dataclass(frozen=True)
+class Outcome:
+    sha: str
+    checks: tuple[dict[str, Any], ...]
+    uncommitted: tuple[str, ...] = ()
+    stopped: int = 0
+    error: str = ""  # the checkout or the setup failed: nothing (or not everything) could run
+
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        return [c for c in self.checks if c["exit_code"] != 0]
+
+    @property
+    def passed(self) -> bool:
+        return not self.error and not self.failed and bool(self.checks)
+
+    def reason(self) -> str:
+        if self.error:
+            return self.error
+        return "; ".join(f"`{c['command']}` {how(c)}" for c in self.failed)
+
+
+def how(check: dict[str, Any]) -> str:
+    if check["timed_out"]:
+        return f"timed out after {check['duration_ms'] / 1000:.0f} s"
+    return "was killed" if check["exit_code"] is None else f"exited with {check['exit_code']}"
+
+
+class Collect:
+    """Keeps the verification's Command events out of the session's log (they are not the agent's)."""
+
+    def __init__(self, source: str) -> None:
+        self.source, self.checks = source, list[dict[str, Any]]()
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, Command):
+            self.checks.append(
+                {
+                    "command": event.command,
+                    "source": self.source,
+                    "exit_code": event.exit_code,
+                    "timed_out": event.timed_out,
+                    "duration_ms": event.duration_ms,
+                    "output": event.output,
+                }
+            )
+
+
+def feedback(outcome: Outcome, attempt: int, attempts: int) -> str:
+    """The next turn's message: what failed, the tail of its output, and what was not part of the check."""
+    where = f"commit {outcome.sha[:12]}" if outcome.sha else "your branch"
+    lines = [
+        f"[openbot] session_complete was not accepted: openbot checked out your committed work ({where}) in "
+        f"a clean sandbox without network and ran the verify commands (attempt {attempt} of {attempts}).",
+        f"Failed: {outcome.reason()}",
+    ]
+    for check in outcome.failed[:3]:
+        tail = check["output"].splitlines()[-TAIL_LINES:]
+        lines += [f"--- output of `{check['command']}` (end) ---", "\n".join(tail)[-TAIL_CHARS:]]
+    passed = [c["command"] for c in outcome.checks if c["exit_code"] == 0 and c["source"] != "setup"]
+    if passed:
+        lines.append("Passed: " + ", ".join(f"`{c}`" for c in passed))
+    if outcome.uncommitted:
+        lines.append(
+            "Not part of the check (uncommitted in your checkout; commit what should count): "
+            + "; ".join(outcome.uncommitted)
+        )
+    if outcome.stopped:
+        lines.append(f"{outcome.stopped} process(es) you left running were stopped.")
+    left = attempts - attempt
+    lines.append(
+        f"Fix it, commit, and call session_complete again. {left} more failed check(s) end the run "
+        "unverified, and nothing is merged."
+    )
+    return "\n".join(lines)
