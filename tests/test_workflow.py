@@ -278,6 +278,7 @@ def test_run_step_without_result_or_with_bad_input(wf: dict[str, Any], tmp_path:
         ("2", "false", True),
         ("3", "false", False),
         ("3", "true", True),
+        ("5", "false", True),
         ("", "false", True),
         ("137", "false", True),
     ],
@@ -355,15 +356,17 @@ def test_ci_docs_exit_code_table_matches_the_code() -> None:
     import re
     import signal
 
-    from openbot.errors import EXIT_LIMIT, EXIT_OK, OpenbotError, UsageError
-    from openbot.stops import Interrupted
+    from openbot.errors import EXIT_LIMIT, EXIT_OK, EXIT_UNVERIFIED, OpenbotError, UsageError
+    from openbot.stops import Interrupted, Unverified
 
+    assert Unverified.exit_code == EXIT_UNVERIFIED
     text = (Path(__file__).parent.parent / "docs" / "ci.md").read_text()
     rows = dict(re.findall(r"^\| ([\d /]+) \| ([^|]+) \|", text, re.MULTILINE))
     assert "session_complete" in rows[str(EXIT_OK)] and "iteration" not in rows[str(EXIT_OK)]
     assert "runtime failure" in rows[str(OpenbotError.exit_code)]
     assert "usage or config" in rows[str(UsageError.exit_code)]
     assert "iteration or budget limit" in rows[str(EXIT_LIMIT)]
+    assert "unverified" in rows[str(EXIT_UNVERIFIED)] and "nothing merged" in rows[str(EXIT_UNVERIFIED)]
     codes = f"{Interrupted(signal.SIGINT).exit_code} / {Interrupted(signal.SIGTERM).exit_code}"
     assert "interrupted" in rows[codes]
     assert "ran its iterations" not in text
