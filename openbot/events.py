@@ -171,6 +171,7 @@ NoticeKind = Literal[
     "setup_started",
     "setup_done",
     "submodule",
+    "editable_install",
 ]
 
 

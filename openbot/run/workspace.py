@@ -168,6 +168,22 @@ class Workspace:
             **git_identity_env(self.workdir, self.plan.bot.name),
             **run_mark(self.workdir),  # what the sweep goes by: it stops only this run's processes
         }
+        if repo is not None and self.wt is not None:
+            self._editable_twins(repo.workdir)
+
+    def _editable_twins(self, user_checkout: Path) -> None:
+        """The user's editable install of this repository would import their checkout: PYTHONPATH points
+        the bot's python at the same directories in its own (openbot.run.editable)."""
+        from openbot.run.editable import editable_paths
+
+        twins = editable_paths(self.env, user_checkout, self.workdir)
+        if twins:
+            self.env["PYTHONPATH"] = os.pathsep.join([*twins, *filter(None, [self.env.get("PYTHONPATH")])])
+            self._notice(
+                "editable_install",
+                f"your editable install of this repository imports from {user_checkout}; the bot's commands"
+                f" get PYTHONPATH={os.pathsep.join(twins)} so they import the bot's checkout",
+            )
 
     def close(self, completion: Completion | None) -> str:
         """Save and remove the worktree, apply the action; returns why that failed ("" when it did not)."""
