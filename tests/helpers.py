@@ -90,7 +90,9 @@ def metadata(session_dir: Path) -> dict[str, Any]:
 
 
 def events(session_dir: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (session_dir / "events.jsonl").read_text().splitlines()]
+    # Split at "\n" only: a record may hold U+2028 and friends raw, where str.splitlines() would split.
+    text = (session_dir / "events.jsonl").read_text()
+    return [json.loads(line) for line in text.split("\n") if line]
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 30) -> None:

@@ -13,6 +13,8 @@ the API does.
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,18 +43,32 @@ class Outage(Exception):
 
 
 def retry_after(headers: object) -> float | None:
-    """Seconds from `retry-after-ms` (preferred, precise) or `retry-after` (seconds), as the SDK reads."""
+    """Seconds from `retry-after-ms` (preferred, precise) or `retry-after` (seconds or an HTTP date), as
+    the SDK reads them: a value of 0 or less is no ask at all (the backoff applies), never a hot loop."""
     get = getattr(headers, "get", None)
     if get is None:
         return None
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = get(name)
         try:
-            value = float(get(name)) * scale
+            value = float(raw) * scale
         except (TypeError, ValueError):
-            continue
-        if value >= 0:
+            value = _seconds_until(raw) if name == "retry-after" else 0.0
+        if value > 0:
             return min(value, RETRY_AFTER_CAP_SECS)
     return None
+
+
+def _seconds_until(http_date: object) -> float:
+    if not isinstance(http_date, str):
+        return 0.0
+    try:
+        when = email.utils.parsedate_to_datetime(http_date)
+    except (TypeError, ValueError, IndexError):
+        return 0.0
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return (when - datetime.datetime.now(datetime.UTC)).total_seconds()
 
 
 def deadline_stop() -> LimitReached:
@@ -123,6 +139,29 @@ class Patience:
             return 0.0
         self.backoffs += 1
         return min(BACKOFF_CAP_SECS, self.backoff_secs * 2.0 ** (self.backoffs - 1))
+
+
+class Watch:
+    """The budgets held on every frame of one stream, keep-alives included. A keep-alive (`ping`, an SSE
+    comment) is liveness, not progress: a stream that carries nothing else for `stall_secs` is a stall,
+    however many it carries, and the wall-time budget is checked on each (it raises at the deadline)."""
+
+    def __init__(self, patience: Patience, stall_secs: float) -> None:
+        self.patience = patience
+        self.stall_secs = stall_secs
+        self.last_progress = patience.clock()
+
+    def frame(self, progress: bool) -> None:
+        self.patience.remaining()
+        now = self.patience.clock()
+        if progress:
+            self.last_progress = now
+        elif now - self.last_progress > self.stall_secs:
+            raise Outage(
+                "unavailable",
+                f"only keep-alives for {_duration(now - self.last_progress)} (a stalled stream)",
+                at_once=True,
+            )
 
 
 def with_patience(

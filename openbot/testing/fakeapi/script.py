@@ -34,8 +34,9 @@ class Reply:
     content: list[dict[str, Any]]
     stop_reason: str = ""
     usage: dict[str, int] | None = None
-    fail: str = ""  # "" | error_event | cut | stall | truncate
+    fail: str = ""  # "" | error_event | cut | stall | truncate | pings
     fail_after: int = 3
+    ping_every: float = 0.05  # "pings": seconds between `ping` events, sent for `stall_secs`, then a cut
     error_type: str = "overloaded_error"
     stall_secs: float = 5.0
     thinking: str = ""
@@ -150,6 +151,22 @@ def cut(after: int = 3) -> Reply:
 def stall(secs: float = 5.0, after: int = 3) -> Reply:
     """The server goes silent for `secs` after `after` stream events, then closes."""
     return Reply(_doomed_partial(), fail="stall", fail_after=after, stall_secs=secs)
+
+
+def pings_only(secs: float = 60.0, every: float = 0.05, after: int = 1) -> Reply:
+    """After `after` events, only `ping` events every `every` seconds for `secs`, then the connection
+    closes mid-body: a dead stream kept alive (a known failure of the API)."""
+    return Reply(_doomed_partial(), fail="pings", fail_after=after, stall_secs=secs, ping_every=every)
+
+
+def retry_at(secs_from_now: float, status: int = 429) -> HttpError:
+    """An error whose `retry-after` is an HTTP date `secs_from_now` ahead (RFC 9110 allows either form)."""
+    import email.utils
+    import time
+
+    return http_error(
+        status, headers={"retry-after": email.utils.formatdate(time.time() + secs_from_now, usegmt=True)}
+    )
 
 
 def truncated(after: int = 3) -> Reply:

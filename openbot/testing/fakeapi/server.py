@@ -42,6 +42,8 @@ class FakeAnthropic:
     requests: list[Recorded] = field(default_factory=list)
     overcalled: bool = False
     cache: set[str] = field(default_factory=set)
+    # The API sends non-ASCII raw (U+2028 in a JSON string included); True escapes it as \\uXXXX.
+    ascii_only: bool = False
 
     def __post_init__(self) -> None:
         self._queue: deque[Reply | HttpError] = deque(self.items)
@@ -213,6 +215,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
+    def _pings(self, item: Reply) -> None:
+        end = time.monotonic() + item.stall_secs
+        while time.monotonic() < end:
+            self._chunk(b'event: ping\ndata: {"type": "ping"}\n\n')
+            time.sleep(item.ping_every)
+
     def _stream(self, item: Reply, body: dict[str, Any], usage: dict[str, Any]) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -225,7 +233,8 @@ class _Handler(BaseHTTPRequestHandler):
             events = events[: item.fail_after + 1]  # message_start + `fail_after` events
         try:
             for name, data in events:
-                self._chunk(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                frame = json.dumps(data, ensure_ascii=self.api.ascii_only)
+                self._chunk(f"event: {name}\ndata: {frame}\n\n".encode())
             if item.fail == "error_event":
                 err = {
                     "type": "error",
@@ -234,7 +243,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._chunk(f"event: error\ndata: {json.dumps(err)}\n\n".encode())
             elif item.fail == "stall":
                 time.sleep(item.stall_secs)
-            if item.fail in ("cut", "stall"):
+            elif item.fail == "pings":
+                self._pings(item)
+            if item.fail in ("cut", "stall", "pings"):
                 return  # no terminating chunk: the client sees an incomplete body
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):

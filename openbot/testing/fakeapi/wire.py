@@ -176,7 +176,7 @@ def _split(s: str, size: int) -> list[str]:
 def _block_events(block: dict[str, Any], raw_json: str | None, size: int) -> tuple[dict[str, Any], list[Any]]:
     """(content_block_start's block, the deltas) for one block."""
     if block["type"] == "tool_use":
-        text = json.dumps(block["input"]) if raw_json is None else raw_json
+        text = json.dumps(block["input"], ensure_ascii=False) if raw_json is None else raw_json
         return {**block, "input": {}}, [
             {"type": "input_json_delta", "partial_json": p} for p in _split(text, size)
         ]

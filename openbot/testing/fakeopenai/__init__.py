@@ -6,12 +6,15 @@
         assert api.bodies[0]["model"] == "qwen3"
         api.assert_done()
 
-Each `POST /v1/responses` or `POST /v1/chat/completions` consumes the next scripted item: a reply
-(streamed as that protocol's SSE when the request says `stream: true`), an HTTP error (with its headers:
-`retry-after`, `retry-after-ms`, `x-should-retry`), or a reply that fails mid-stream (an error frame, a
-cut connection, a stall, or a clean end without its final event). Replies may carry a reasoning item
-(Responses), split or malformed tool-call arguments, whole-call chunks without `index` (Chat). A request
-beyond the script gets HTTP 500 with `x-should-retry: false` and sets `overcalled`.
+Each `POST /v1/responses` or `POST /v1/chat/completions` consumes the next scripted item: a reply (streamed
+as that protocol's SSE when the request says `stream: true`), an HTTP error (with its headers:
+`retry-after`, `retry-after-ms`, `x-should-retry`), or a reply that fails mid-stream (an error frame, a cut
+connection, a stall, or a clean end without its final event). Replies may carry a reasoning item
+(Responses), split or malformed tool-call arguments, whole-call chunks without `index` (Chat), and what
+local servers send on Chat (`arguments` as an object, no `finish_reason`, calls with neither `index` nor
+`id`, `reasoning_content`, keep-alive comments; see `Reply`); `pings_only` is a dead stream kept alive by
+comments. Non-ASCII goes out raw unless `ascii_only`. A request beyond the script gets HTTP 500 with
+`x-should-retry: false` and sets `overcalled`.
 Modules: `script` (the items), `wire_responses` / `wire_chat` (shapes), `checks`, `server` (HTTP).
 """
 
@@ -25,8 +28,10 @@ from openbot.testing.fakeopenai.script import (
     malformed,
     no_tools,
     overloaded,
+    pings_only,
     rate_limited,
     reply,
+    retry_at,
     server_error,
     stall,
     too_long,
@@ -46,8 +51,10 @@ __all__ = [
     "malformed",
     "no_tools",
     "overloaded",
+    "pings_only",
     "rate_limited",
     "reply",
+    "retry_at",
     "server_error",
     "stall",
     "too_long",

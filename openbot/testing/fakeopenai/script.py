@@ -29,19 +29,29 @@ class Reply:
 
     `raw_arguments` sends the last call's arguments as exactly that text (invalid JSON, as small local
     models write it); `one_chunk_calls` sends each call whole in one chunk without `index` (as some local
-    servers do); `finish` is the Chat `finish_reason` / Responses status it ends with ("" = natural)."""
+    servers do); `finish` is the Chat `finish_reason` / Responses status it ends with ("" = natural).
+    What local servers (Ollama, vLLM, llama.cpp) send and OpenAI does not, on Chat: `object_arguments`
+    sends `arguments` as a JSON object; `no_finish` ends with `[DONE]` and no `finish_reason`;
+    `bare_calls` sends each call whole with neither `index` nor `id`; `reasoning` goes out as
+    `reasoning_key` deltas; `keepalive` sends an SSE comment between chunks."""
 
     text: str = ""
     calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "input", "id"?}
     reasoning: str = ""  # a reasoning item's summary (Responses only); its encrypted content is the server's
     usage: dict[str, int] | None = None  # {"input", "output", "cached"} overrides the simulation
-    fail: str = ""  # "" | error_event | cut | stall | truncate
+    fail: str = ""  # "" | error_event | cut | stall | truncate | pings
     fail_after: int = 3
     stall_secs: float = 5.0
     raw_arguments: str | None = None
     one_chunk_calls: bool = False
     finish: str = ""  # "" | "length" (cut at the output limit) | "content_filter"
     refusal: str = ""  # a refusal content part (Responses) / delta.refusal (Chat)
+    object_arguments: bool = False
+    no_finish: bool = False
+    bare_calls: bool = False
+    reasoning_key: str = "reasoning_content"  # vLLM, llama.cpp; Ollama and newer vLLM: "reasoning"
+    keepalive: bool = False
+    ping_every: float = 0.05  # fail="pings": seconds between `: keep-alive` comments, for `stall_secs`
 
 
 @dataclass
@@ -121,6 +131,27 @@ def stall(secs: float = 5.0, after: int = 3) -> Reply:
     return Reply(
         "This partial reply must be discarded.", _doomed(), fail="stall", fail_after=after, stall_secs=secs
     )
+
+
+def pings_only(secs: float = 60.0, every: float = 0.05, after: int = 1) -> Reply:
+    """After `after` events, only `: keep-alive` comments every `every` seconds for `secs`, then a cut."""
+    return Reply(
+        "This partial reply must be discarded.",
+        _doomed(),
+        fail="pings",
+        fail_after=after,
+        stall_secs=secs,
+        ping_every=every,
+    )
+
+
+def retry_at(secs_from_now: float, status: int = 429) -> HttpError:
+    """An error whose `retry-after` is an HTTP date `secs_from_now` ahead (RFC 9110 allows either form)."""
+    import email.utils
+    import time
+
+    when = email.utils.formatdate(time.time() + secs_from_now, usegmt=True)
+    return http_error(status, headers={"retry-after": when})
 
 
 def truncated(after: int = 3) -> Reply:

@@ -33,10 +33,6 @@ class Recorded:
     body: dict[str, Any]
 
 
-def canon(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 @dataclass
 class FakeOpenAI:
     items: list[Item] = field(default_factory=list)
@@ -47,6 +43,7 @@ class FakeOpenAI:
     requests: list[Recorded] = field(default_factory=list)
     overcalled: bool = False
     send_usage: bool = True  # False: no usage chunk even when asked (as some local servers do)
+    ascii_only: bool = False  # servers send non-ASCII raw (U+2028 included); True escapes it
 
     def __post_init__(self) -> None:
         self._queue: deque[Item] = deque(self.items)
@@ -101,8 +98,8 @@ class FakeOpenAI:
             return None
 
     def segments(self, body: dict[str, Any]) -> list[str]:
-        head = canon([body.get("model"), body.get("instructions"), body.get("tools")])
-        return [head, *(canon(i) for i in body.get("input") or body.get("messages") or [])]
+        head = checks.canon([body.get("model"), body.get("instructions"), body.get("tools")])
+        return [head, *(checks.canon(i) for i in body.get("input") or body.get("messages") or [])]
 
     def prompt_tokens(self, body: dict[str, Any]) -> int:
         """The fake tokenizer: characters of the canonical request / 4."""
@@ -149,11 +146,11 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path == "/v1/models":
             return self._json(
-                200, {"object": "list", "data": [_model(m, e) for m, e in self.api.models.items()]}
+                200, {"object": "list", "data": [checks.listed(m, e) for m, e in self.api.models.items()]}
             )
         model_id = path.removeprefix("/v1/models/")
         if path.startswith("/v1/models/") and model_id in self.api.models:
-            return self._json(200, _model(model_id, self.api.models[model_id]))
+            return self._json(200, checks.listed(model_id, self.api.models[model_id]))
         self._error(HttpError(404, "model_not_found", f"The model '{model_id}' does not exist", {}))
 
     def do_POST(self) -> None:
@@ -216,9 +213,9 @@ class _Handler(BaseHTTPRequestHandler):
         enc = "gAAAAfake" + hashlib.sha256(f"{n}:{item.reasoning}".encode()).hexdigest()[:32]
         items = wire_responses.output_items(item, enc, n)
         self.api.remember(items)
-        usage = wire_responses.usage(*self._usage(item, body, len(canon(items))))
+        usage = wire_responses.usage(*self._usage(item, body, len(checks.canon(items))))
         events = wire_responses.events(item, body, usage, items, self.api.chunk_chars)
-        frames = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events]
+        frames = [f"event: {e['type']}\ndata: {self._dumps(e)}\n\n".encode() for e in events]
         error = {
             "type": "error",
             "code": "server_error",
@@ -237,7 +234,9 @@ class _Handler(BaseHTTPRequestHandler):
         chunks = wire_chat.chunks(item, body, usage, self.api.chunk_chars)
         if not self.api.send_usage:
             chunks = [c for c in chunks if "usage" not in c]
-        frames = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks]
+        frames = [f"data: {self._dumps(c)}\n\n".encode() for c in chunks]
+        if item.keepalive:
+            frames = [f for frame in frames for f in (frame, b": keep-alive\n\n")]
         if not item.fail:
             frames.append(b"data: [DONE]\n\n")
         error = {
@@ -265,11 +264,19 @@ class _Handler(BaseHTTPRequestHandler):
                 self._chunk(error_frame.encode())
             elif item.fail == "stall":
                 time.sleep(item.stall_secs)
-            if item.fail in ("cut", "stall"):
+            elif item.fail == "pings":  # a dead stream kept alive by comments
+                end = time.monotonic() + item.stall_secs
+                while time.monotonic() < end:
+                    self._chunk(b": keep-alive\n\n")
+                    time.sleep(item.ping_every)
+            if item.fail in ("cut", "stall", "pings"):
                 return  # no terminating chunk: the client sees an incomplete body
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a read timeout, a budget): nothing left to tell it
+
+    def _dumps(self, obj: Any) -> str:
+        return json.dumps(obj, ensure_ascii=self.api.ascii_only)
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -289,8 +296,3 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, err: HttpError) -> None:
         body = {"error": {"message": err.message, "type": err.code, "param": None, "code": err.code}}
         self._json(err.status, body, err.headers)
-
-
-def _model(model_id: str, extra: dict[str, Any]) -> dict[str, Any]:
-    shown = {k: v for k, v in extra.items() if k != "tools"}
-    return {"id": model_id, "object": "model", "created": 1_700_000_000, "owned_by": "fake", **shown}

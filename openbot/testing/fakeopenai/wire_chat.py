@@ -25,7 +25,9 @@ def arguments(item: Reply, n: int) -> str:
     return json.dumps(item.calls[n].get("input", {}))
 
 
-def finish_reason(item: Reply) -> str:
+def finish_reason(item: Reply) -> str | None:
+    if item.no_finish:
+        return None
     return item.finish or ("tool_calls" if item.calls else "stop")
 
 
@@ -46,8 +48,17 @@ def _chunk(model: str, delta: dict[str, Any] | None, finish: str | None = None) 
 def _call_deltas(item: Reply, size: int) -> list[dict[str, Any]]:
     deltas: list[dict[str, Any]] = []
     for n, call in enumerate(item.calls):
-        args = arguments(item, n)
-        if item.one_chunk_calls:  # whole, and without `index`, as some local servers send them
+        args: Any = arguments(item, n)
+        if item.object_arguments:
+            args = json.loads(args)
+        if item.bare_calls:  # whole, with neither `index` nor `id` (llama.cpp, some Ollama models)
+            deltas.append(
+                {"tool_calls": [{"type": "function", "function": {"name": call["name"], "arguments": args}}]}
+            )
+            continue
+        if (
+            item.one_chunk_calls or item.object_arguments
+        ):  # whole, and without `index`, as some local servers send them
             whole = {
                 "id": call_id(call, n),
                 "type": "function",
@@ -69,11 +80,13 @@ def _call_deltas(item: Reply, size: int) -> list[dict[str, Any]]:
 def chunks(item: Reply, body: dict[str, Any], usage: dict[str, Any], size: int) -> list[dict[str, Any]]:
     model = str(body.get("model", ""))
     out = [_chunk(model, {"role": "assistant", "content": "", "refusal": None})]
+    out += [_chunk(model, {item.reasoning_key: p}) for p in _split(item.reasoning, size) if p]
     out += [_chunk(model, {"content": p}) for p in _split(item.text, size) if p]
     if item.refusal:
         out.append(_chunk(model, {"refusal": item.refusal}))
     out += [_chunk(model, d) for d in _call_deltas(item, size)]
-    out.append(_chunk(model, {}, finish_reason(item)))
+    if not item.no_finish:
+        out.append(_chunk(model, {}, finish_reason(item)))
     if (body.get("stream_options") or {}).get("include_usage"):
         out.append({**_chunk(model, None), "usage": usage})
     return out

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from openbot.agent.models.anthropic.http import ApiError, BrokenStream, Connection, sse_frames
+from openbot.agent.models import sse
+from openbot.agent.models.anthropic.http import ApiError, BrokenStream, Connection
 from openbot.agent.models.anthropic.wire import Accumulator, without_nones
+from openbot.agent.models.sse import frames as sse_frames
 
 KEY = "sk-ant-test-0123456789"
 
@@ -129,7 +131,29 @@ REFUSAL = frames(
     stop(0),
     *end("refusal", delta={"stop_details": {"type": "refusal", "category": "cyber", "explanation": "no"}}),
 )
-STREAMS = {"tool_use": TOOL_USE, "thinking": THINKING, "compaction": COMPACTION, "refusal": REFUSAL}
+# U+2028, U+2029 and U+0085 raw inside JSON strings, as any encoder may leave them: lines end at CR/LF only.
+SEPARATORS = (
+    frames(
+        start(),
+        block(0, {"type": "text", "text": ""}),
+        delta(0, type="text_delta", text="line\u2028sep para\u2029sep next\u0085line"),
+        stop(0),
+        block(1, {"type": "tool_use", "id": "toolu_01B", "name": "shell", "input": {}}),
+        delta(1, type="input_json_delta", partial_json='{"command": "echo \u2028"}'),
+        stop(1),
+        *end("tool_use"),
+    )
+    .replace("\\u2028", "\u2028")
+    .replace("\\u2029", "\u2029")
+    .replace("\\u0085", "\u0085")
+)
+STREAMS = {
+    "tool_use": TOOL_USE,
+    "thinking": THINKING,
+    "compaction": COMPACTION,
+    "refusal": REFUSAL,
+    "separators": SEPARATORS,
+}
 
 
 class Served:
@@ -261,6 +285,17 @@ def lines(text: str) -> Iterator[str]:
     yield from text.split("\n")
 
 
+def test_sse_lines_end_at_cr_lf_and_crlf_only_however_the_bytes_are_chunked() -> None:
+    data = "a\u2028b\r\nc\rd\n\ne\u0085f\u2029".encode()
+    for size in range(1, len(data) + 1):
+        chunks = [data[i : i + size] for i in range(0, len(data), size)]
+        assert list(sse.lines(chunks)) == ["a\u2028b", "c", "d", "", "e\u0085f\u2029"], size
+
+
 def test_sse_frames_as_the_spec_reads_them() -> None:
     text = ': a comment\nevent: a\ndata: one\ndata:two\n\nid: 7\ndata: {}\n\nevent: cut\ndata: {"half'
-    assert list(sse_frames(lines(text))) == [("a", "one\ntwo"), (None, "{}")]  # the unended frame is dropped
+    assert list(sse_frames(lines(text))) == [
+        (":", "a comment"),
+        ("a", "one\ntwo"),
+        (None, "{}"),
+    ]  # unended: dropped

@@ -4,7 +4,9 @@ The wire is spoken by `http` (not the SDK: see there why). openbot does every re
 each wait honours `retry-after(-ms)`
 and `x-should-retry`, is an event, and fits the run's budgets (see `outage`). Errors after the
 response has started (a cut connection, an `event: error` frame, a stream ending without
-`message_stop`, silence longer than the read timeout) re-send the whole request, at once the first time.
+`message_stop`, silence longer than the read timeout, or only `ping`s for that long: a keep-alive is
+liveness, not progress) re-send the whole request, at once the first time. The wall-time budget is
+checked on every frame, pings included.
 A partial reply is discarded: only a complete reply is returned, so no tool runs twice or from half a
 reply.
 
@@ -20,7 +22,15 @@ import os
 import re
 from typing import Any
 
-from openbot.agent.models.anthropic.http import KEY_VARS, ApiError, BrokenStream, Connection, api_key, shared
+from openbot.agent.models.anthropic.http import (
+    KEY_VARS,
+    PING,
+    ApiError,
+    BrokenStream,
+    Connection,
+    api_key,
+    shared,
+)
 from openbot.agent.models.anthropic.wire import Accumulator, copy_usage, plain_block
 from openbot.agent.models.base import (
     TRUNCATED,
@@ -31,7 +41,7 @@ from openbot.agent.models.base import (
     Usage,
     with_room,
 )
-from openbot.agent.models.outage import Outage, Patience, retry_after, with_patience
+from openbot.agent.models.outage import Outage, Patience, Watch, retry_after, with_patience
 from openbot.agent.models.params import build_params
 from openbot.agent.models.pricing import price_usage
 from openbot.errors import ModelError, UsageError
@@ -130,7 +140,11 @@ class AnthropicModel:
         body = {k: v for k, v in params.items() if k != "betas"}
         body["stream"] = True
         reply = Accumulator()
+        watch = Watch(patience, timeout)
         for event in self.client.stream("/v1/messages", body, timeout=timeout, betas=_betas(params)):
+            watch.frame(progress=event is not PING)  # budgets hold on pings too; they are not progress
+            if event is PING:
+                continue
             try:
                 reply.add(event)
             except (KeyError, IndexError, TypeError, ValueError) as e:
@@ -142,7 +156,6 @@ class AnthropicModel:
                 billed.output_tokens = (event.get("usage") or {}).get("output_tokens") or 0
             elif kind == "content_block_delta" and event["delta"].get("type") == "text_delta":
                 sink.emit(TextDelta(text=event["delta"]["text"]))
-            patience.remaining()  # a trickling stream does not outlive the wall-time budget
         if reply.message is None or reply.message.get("stop_reason") is None:
             raise Outage("unavailable", "the stream ended before message_stop", at_once=True)
         message, bad = reply.finish(truncated=reply.message["stop_reason"] in TRUNCATED)

@@ -22,10 +22,12 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from openbot import __version__
+from openbot.agent.models import sse
 
 API_VERSION = "2026-10-21"  # the SDK's ANTHROPIC_API_VERSION (anthropic 2.12)
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 CONNECT_TIMEOUT_SECS = 5.0  # the SDK's default
+PING: dict[str, Any] = {"type": "ping"}
 
 
 KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # the SDK's order: a key wins over a token
@@ -102,17 +104,21 @@ class Connection:
     def stream(
         self, path: str, body: dict[str, Any], *, timeout: float, betas: Sequence[str]
     ) -> Iterator[dict[str, Any]]:
-        """The events of a streamed call, each a decoded `data:` object, as they arrive."""
+        """The events of a streamed call, each a decoded `data:` object, as they arrive; a `ping` or an
+        SSE comment is `PING`. Lines split on CR/LF only, as the SDK splits them (see `sse`)."""
         request = self._request("POST", path, body, timeout, betas)
         response = self.client.send(request, stream=True)
         try:
             if response.status_code >= 300:
                 response.read()
                 raise ApiError(response.status_code, response.headers, _body(response.text))
-            for event, data in sse_frames(response.iter_lines()):
+            for event, data in sse.frames(sse.lines(response.iter_bytes())):
                 if event == "error":
                     raise ApiError(response.status_code, response.headers, _body(data))
-                if event is None or event == "ping" or not data:
+                if event in ("ping", sse.KEEPALIVE):
+                    yield PING  # liveness only: the caller holds its budgets on it (outage.Watch)
+                    continue
+                if event is None or not data:
                     continue  # as the SDK: frames without an `event:` line are dropped
                 try:
                     yield json.loads(data)
@@ -163,28 +169,6 @@ def shared(key: str, base_url: str | None = None) -> Connection:
 
 def _base(base_url: str | None) -> str:
     return (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-
-
-def sse_frames(lines: Iterator[str]) -> Iterator[tuple[str | None, str]]:
-    """Server-sent events as (event, data): `data:` lines joined by newlines, a blank line ends a frame,
-    `:` lines are comments (the SSE spec, as the SDK's decoder reads it)."""
-    event: str | None = None
-    data: list[str] = []
-    for line in lines:
-        if not line:
-            if event is not None or data:
-                yield event, "\n".join(data)
-            event, data = None, []
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "event":
-            event = value
-        elif name == "data":
-            data.append(value)
-    # A frame the stream ended inside is dropped, as the SDK drops it: its data may be cut short.
 
 
 def _body(text: str) -> Any:

@@ -3,8 +3,14 @@
 Tool calls arrive as `delta.tool_calls` fragments keyed by `index`: the first names the call (`id`,
 `function.name`), later ones carry pieces of `function.arguments`, split anywhere. Local servers vary:
 some send a whole call in one chunk, some omit `index` or `id`, some say `finish_reason: "stop"` after a
-tool call — all accepted. Arguments that are not a JSON object make the reply a `defect` (the turn tells
-the model and asks again); a stream that ends without a `finish_reason` was cut and is re-sent.
+tool call, some send `arguments` as a JSON object instead of its text, some end with `[DONE]` and no
+`finish_reason` (taken as the SDK takes it: tool calls if there are any, else stop), some send two whole
+parallel calls with neither `index` nor `id` (a fragment naming a function after a whole call starts the
+next one) — all accepted. Reasoning (`reasoning_content`, `reasoning`) is not sent back; a reply that is
+only reasoning is a thinking-only reply the turn asks again. Arguments that are not a JSON object make
+the reply a `defect` (the turn tells the model and asks again); a stream that ends with neither a
+`finish_reason` nor `[DONE]` was cut and is re-sent. The frames are read raw (`sse`), not through the SDK's
+stream, so `[DONE]` and keep-alive comments are seen: budgets hold on every frame (`outage.Watch`).
 
     finish_reason   stop → end_turn (tool_use when it holds calls) · tool_calls → tool_use ·
                     length → max_tokens · content_filter → refusal
@@ -16,10 +22,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from openbot.agent.models import sse
 from openbot.agent.models.base import TRUNCATED, ModelReply, ModelRequest, Usage
 from openbot.agent.models.openai.convert import chat_messages, chat_tools, parse_arguments
 from openbot.agent.models.openai.endpoint import CallSettings
-from openbot.agent.models.outage import Outage, Patience
+from openbot.agent.models.outage import Outage, Patience, Watch
 from openbot.events import EventSink, TextDelta
 
 STOP_REASONS = {
@@ -42,7 +49,9 @@ class _Reply:
     text: list[str] = field(default_factory=list)
     calls: dict[int, _Call] = field(default_factory=dict)
     finish: str = ""
+    done: bool = False  # the stream ended with `data: [DONE]`
     refusal: str = ""
+    reasoning: str = ""  # `reasoning_content` / `reasoning` (vLLM, Ollama, llama.cpp): never sent back
     usage_seen: bool = False
 
 
@@ -69,13 +78,19 @@ def stream_reply(
 ) -> ModelReply:
     body = params(call, request)
     got = _Reply()
-    stream = call.client.chat.completions.create(**body, timeout=timeout)
-    with stream:
-        for chunk in stream:
-            _take(chunk, got, sink, billed)
-            patience.remaining()  # a trickling stream does not outlive the wall-time budget
-    if not got.finish:
-        raise Outage("unavailable", "the stream ended before a finish_reason")
+    watch = Watch(patience, timeout)
+    create = call.client.chat.completions.with_streaming_response.create
+    with create(**body, timeout=timeout) as response:  # raw frames: `[DONE]` and keep-alives are seen
+        for event, data in sse.frames(sse.lines(response.iter_bytes())):
+            watch.frame(progress=event != sse.KEEPALIVE)  # budgets hold on every frame
+            if event == sse.KEEPALIVE or not data:
+                continue
+            if data.startswith("[DONE]"):
+                got.done = True
+                break
+            _take(_chunk(data, response), got, sink, billed)
+    if not got.finish and not got.done:
+        raise Outage("unavailable", "the stream ended before a finish_reason or [DONE]")
     if not got.usage_seen:  # the server sent no usage: estimate, so the budgets still count something
         billed.input_tokens = len(json.dumps(body["messages"])) // 4
         billed.output_tokens = (
@@ -84,43 +99,81 @@ def stream_reply(
     return _reply(call, got, billed)
 
 
-def _take(chunk: Any, got: _Reply, sink: EventSink, billed: Usage) -> None:
-    usage = getattr(chunk, "usage", None)
-    if usage is not None:
+def _chunk(data: str, response: Any) -> dict[str, Any]:
+    """One decoded chunk; an error object in the stream is the SDK's `APIError`, as its stream raises."""
+    import openai
+
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        raise Outage("unavailable", f"a chunk that is not JSON: {data[:200]}", at_once=True) from None
+    if not isinstance(chunk, dict):
+        raise Outage("unavailable", f"a chunk that is not an object: {data[:200]}", at_once=True)
+    error = chunk.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else None
+        message = message if isinstance(message, str) and message else "An error occurred during streaming"
+        raise openai.APIError(message, response.http_request, body=error)
+    return chunk
+
+
+def _take(chunk: dict[str, Any], got: _Reply, sink: EventSink, billed: Usage) -> None:
+    usage = chunk.get("usage")
+    if isinstance(usage, dict):
         got.usage_seen = True
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
-        billed.input_tokens = max(0, (usage.prompt_tokens or 0) - cached)
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+        billed.input_tokens = max(0, (usage.get("prompt_tokens") or 0) - cached)
         billed.cache_read_tokens = cached
-        billed.output_tokens = usage.completion_tokens or 0
-    for choice in chunk.choices or []:
-        delta = choice.delta
-        if delta is not None and delta.content:
-            got.text.append(delta.content)
-            sink.emit(TextDelta(text=delta.content))
-        if delta is not None and getattr(delta, "refusal", None):
-            got.refusal += delta.refusal
-        for piece in getattr(delta, "tool_calls", None) or []:
-            call = _slot(got, piece)
-            call.id = call.id or (piece.id or "")
-            function = piece.function
-            if function is not None:
-                call.name = call.name or (function.name or "")
-                call.arguments += function.arguments or ""
-        if choice.finish_reason:
-            got.finish = choice.finish_reason
+        billed.output_tokens = usage.get("completion_tokens") or 0
+    for choice in chunk.get("choices") or []:
+        delta = choice.get("delta") or {}
+        if delta.get("content"):
+            got.text.append(delta["content"])
+            sink.emit(TextDelta(text=delta["content"]))
+        got.reasoning += _text(delta.get("reasoning_content")) + _text(delta.get("reasoning"))
+        got.refusal += _text(delta.get("refusal"))
+        for piece in delta.get("tool_calls") or []:
+            _add_piece(got, piece)
+        if choice.get("finish_reason"):
+            got.finish = choice["finish_reason"]
 
 
-def _slot(got: _Reply, piece: Any) -> _Call:
-    """The call a fragment belongs to: by `index`, else by `id`, else the newest call."""
-    if piece.index is not None:
-        return got.calls.setdefault(piece.index, _Call())
-    same = [c for c in got.calls.values() if piece.id and c.id == piece.id]
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _add_piece(got: _Reply, piece: dict[str, Any]) -> None:
+    function = piece.get("function") or {}
+    name = _text(function.get("name"))
+    call = _slot(got, piece.get("index"), _text(piece.get("id")), name)
+    call.id = call.id or _text(piece.get("id"))
+    call.name = call.name or name
+    arguments = function.get("arguments")
+    # Ollama and some others send the arguments as a JSON object, not as the text of one.
+    call.arguments += arguments if isinstance(arguments, str) else json.dumps(arguments) if arguments else ""
+
+
+def _slot(got: _Reply, index: Any, call_id: str, name: str) -> _Call:
+    """The call a fragment belongs to: by `index`, else by `id`, else the newest call — unless the
+    fragment names a function while the newest call already has a name and whole arguments (servers that
+    send neither `index` nor `id` send each parallel call whole, one after the other)."""
+    if isinstance(index, int):
+        return got.calls.setdefault(index, _Call())
+    same = [c for c in got.calls.values() if call_id and c.id == call_id]
     if same:
         return same[0]
-    if piece.id or not got.calls:
+    newest = got.calls[max(got.calls)] if got.calls else None
+    if call_id or newest is None or (name and newest.name and _whole(newest.arguments)):
         return got.calls.setdefault(max(got.calls, default=-1) + 1, _Call())
-    return got.calls[max(got.calls)]
+    return newest
+
+
+def _whole(arguments: str) -> bool:
+    try:
+        json.loads(arguments)
+    except ValueError:
+        return False
+    return True
 
 
 def _reply(settings: CallSettings, got: _Reply, billed: Usage) -> ModelReply:
@@ -150,4 +203,6 @@ def _reply(settings: CallSettings, got: _Reply, billed: Usage) -> ModelReply:
         )
     if stop == "end_turn" and got.calls:
         stop = "tool_use"
+    if not blocks and got.reasoning.strip():  # thought, then said and did nothing: the turn re-asks
+        blocks.append({"type": "thinking", "thinking": got.reasoning, "signature": ""})
     return ModelReply(blocks, stop, billed, settings.label)

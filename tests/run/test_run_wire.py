@@ -1,0 +1,181 @@
+"""What real servers send at the edges, end to end through the CLI (issue 25, items 1–4): the loopback
+servers send exactly those bytes — raw U+2028/U+2029/U+0085 in JSON frames, streams kept alive by pings
+alone, `retry-after: 0` and HTTP-date `retry-after`, and the Chat Completions quirks of Ollama, vLLM and
+llama.cpp. Each test fails on the code before the fix (a hang is cut by the CLI's timeout)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from openbot import paths
+from openbot.testing import fakeapi, fakeopenai
+from openbot.testing.fakeapi import FakeAnthropic
+from openbot.testing.fakeopenai import FakeOpenAI
+from tests.helpers import events, git, run_cli, sessions
+
+KEY = "sk-ant-api03-TESTKEY-do-not-leak-0123456789abcdef"
+SEPARATORS = "a\u2028b\u2029c\u0085d"  # str.splitlines() breaks at each; JSON may carry them raw
+
+
+def bot(name: str, model: str, config: str = "") -> None:
+    d = paths.bot_home(name)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.md").write_text(f'+++\nmodel = "{model}"\nsleep_secs = 0\n{config}\n+++\nWork.\n')
+
+
+def claude(
+    api: FakeAnthropic, repo: Path, config: str = "", timeout: float = 120
+) -> tuple[int, dict[str, Any], str]:
+    bot("claude", "claude-sonnet-5-5", config)
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url}
+    out = run_cli("run", "claude", "--json", cwd=repo, env=env, timeout=timeout)
+    return out.returncode, json.loads(out.stdout or "{}"), out.stderr
+
+
+def local(api: FakeOpenAI, repo: Path, config: str = "") -> tuple[int, dict[str, Any], str]:
+    bot("local", "ollama:qwen3-coder", f'base_url = "{api.base_url}"\n{config}')
+    env = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}
+    out = run_cli("run", "local", "--json", cwd=repo, env=env)
+    return out.returncode, json.loads(out.stdout or "{}"), out.stderr
+
+
+def complete_call(id: str = "call_end") -> dict[str, Any]:
+    return {"name": "session_complete", "input": {"summary": "done", "action": "review"}, "id": id}
+
+
+def shell(command: str, id: str) -> dict[str, Any]:
+    return {"name": "shell", "input": {"command": command}, "id": id}
+
+
+def retries(bot_name: str) -> list[dict[str, Any]]:
+    [session] = sessions(bot_name)
+    return [e for e in events(session) if e["type"] == "retry"]
+
+
+# 1. Line separators raw in a JSON frame
+
+
+def test_u2028_u2029_u0085_raw_in_a_claude_reply_are_received_at_the_first_attempt(repo: Path) -> None:
+    write = shell(f"printf '%s' '{SEPARATORS}' > sep.txt && git add -A && git commit -qm sep", "toolu_1")
+    script = [fakeapi.reply(f"Quoting {SEPARATORS}.", [write]), fakeapi.reply("", [complete_call()])]
+    with FakeAnthropic(script) as api:
+        code, result, stderr = claude(api, repo, "api_patience_minutes = 0.05")
+        raw = b"".join(r.raw for r in api.requests)
+        api.assert_done()
+    assert code == 0 and result["status"] == "completed", stderr
+    assert git(repo, "show", f"{result['branch']}:sep.txt") == SEPARATORS
+    assert retries("claude") == []
+    assert "\u2028".encode() in raw  # the reply went back as it came, raw (the server sends it raw too)
+
+
+# 2. Keep-alives are liveness, not progress
+
+
+def test_a_stream_of_pings_alone_is_a_stall_and_is_re_sent(repo: Path) -> None:
+    script = [fakeapi.pings_only(secs=90), fakeapi.reply("", [complete_call()])]
+    with FakeAnthropic(script) as api:
+        code, result, stderr = claude(api, repo, "stall_timeout_secs = 1", timeout=80)
+        api.assert_done()
+    assert code == 0 and result["status"] == "completed", stderr
+    [retry] = retries("claude")
+    assert "only keep-alives" in retry["cause"]
+
+
+def test_max_minutes_holds_during_a_ping_only_stream(repo: Path) -> None:
+    with FakeAnthropic([fakeapi.pings_only(secs=300)]) as api:
+        code, result, stderr = claude(api, repo, "max_minutes = 0.05\nstall_timeout_secs = 3600", timeout=80)
+    assert code == 3 and result["status"] == "limit", stderr
+    assert "max_minutes" in result["reason"]
+
+
+def test_keep_alive_comments_on_a_chat_stream_are_not_progress(repo: Path) -> None:
+    script = [fakeopenai.pings_only(secs=90), fakeopenai.reply("", [complete_call()])]
+    with FakeOpenAI(script, models={"qwen3-coder": {}}) as api:
+        code, result, stderr = local(api, repo, "stall_timeout_secs = 1")
+        api.assert_done()
+    assert code == 0 and result["status"] == "completed", stderr
+    [retry] = retries("local")
+    assert "only keep-alives" in retry["cause"]
+
+
+# 3. retry-after: never a hot loop; an HTTP date honoured
+
+
+def test_retry_after_zero_backs_off_instead_of_a_hot_loop(repo: Path) -> None:
+    script = [
+        fakeapi.http_error(429, headers={"retry-after": "0"}),
+        fakeapi.http_error(529, headers={"retry-after-ms": "0", "retry-after": "-1"}),
+        fakeapi.reply("", [complete_call()]),
+    ]
+    with FakeAnthropic(script) as api:
+        code, result, stderr = claude(api, repo)
+        api.assert_done()
+    assert code == 0, stderr
+    waits = [r["wait_secs"] for r in retries("claude")]
+    assert len(waits) == 2 and all(w >= 0.5 for w in waits), waits
+
+
+def test_an_http_date_retry_after_is_honoured(repo: Path) -> None:
+    script = [fakeapi.retry_at(8), fakeapi.reply("", [complete_call()])]
+    with FakeAnthropic(script) as api:
+        code, result, stderr = claude(api, repo)
+        api.assert_done()
+    assert code == 0, stderr
+    [retry] = retries("claude")
+    assert 4 < retry["wait_secs"] <= 8, retry  # the date's second, less the time it took to get here
+
+
+# 4. OpenAI-compatible servers' quirks on Chat Completions
+
+
+def run_local(repo: Path, *replies: fakeopenai.Reply) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    script = [*replies, fakeopenai.reply("", [complete_call()])]
+    with FakeOpenAI(script, models={"qwen3-coder": {}}, chunk_chars=5) as api:
+        code, result, stderr = local(api, repo)
+        bodies = api.bodies
+        api.assert_done()
+    assert code == 0 and result["status"] == "completed", stderr
+    return result, bodies
+
+
+def test_tool_arguments_sent_as_a_json_object_are_accepted(repo: Path) -> None:
+    r = fakeopenai.reply(
+        f"Writing {SEPARATORS}.", [shell("echo ok > ok.txt && git add -A && git commit -qm ok", "c1")]
+    )
+    r.object_arguments = True  # Ollama
+    result, _ = run_local(repo, r)
+    assert git(repo, "show", f"{result['branch']}:ok.txt") == "ok"
+
+
+def test_a_stream_ending_with_done_and_no_finish_reason_is_accepted(repo: Path) -> None:
+    r = fakeopenai.reply("", [shell("echo ok > ok.txt && git add -A && git commit -qm ok", "c1")])
+    r.no_finish = True
+    result, _ = run_local(repo, r)
+    assert git(repo, "show", f"{result['branch']}:ok.txt") == "ok"
+    assert retries("local") == []
+
+
+def test_two_parallel_calls_with_neither_index_nor_id_are_two_calls(repo: Path) -> None:
+    both = [
+        shell("echo one > one.txt", "x"),
+        shell("echo two > two.txt && git add -A && git commit -qm two", "y"),
+    ]
+    r = fakeopenai.reply("", both)
+    r.bare_calls = True  # llama.cpp
+    result, _ = run_local(repo, r)
+    assert git(repo, "show", f"{result['branch']}:one.txt") == "one"
+    assert git(repo, "show", f"{result['branch']}:two.txt") == "two"
+    [session] = sessions("local")
+    assert not [e for e in events(session) if e["type"] == "notice" and e["kind"] == "invalid_tool_input"]
+
+
+def test_a_reasoning_only_reply_does_not_end_the_turn_with_nothing_done(repo: Path) -> None:
+    thought = fakeopenai.Reply(reasoning="I should look at the files first.", reasoning_key="reasoning")
+    vllm = fakeopenai.Reply(reasoning="Still thinking.")  # reasoning_content
+    result, bodies = run_local(repo, thought, vllm)
+    assert len(bodies) == 3  # asked again twice, then the work was done
+    told = json.dumps(bodies[1]["messages"][-1])
+    assert "no text and no tool call" in told
+    assert "I should look" not in json.dumps(bodies[1]["messages"])  # reasoning is never sent back
