@@ -20,10 +20,10 @@ comes back unusable (refused, empty), gets a mechanical summary: the transcript'
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, PromptTooLong, Usage
 from openbot.events import EventSink, Notice
+from openbot.state.messages import Block, Message, TextBlock, ToolResultBlock, blocks_of, text_block
 
 CONTEXT_WINDOW = 200_000  # tokens, until the Models API (or a 400) says otherwise
 TRIGGER = 0.8
@@ -42,44 +42,41 @@ SUMMARY_ASK = (
 )
 
 
-def estimate_tokens(obj: Any) -> int:
+def estimate_tokens(obj: object) -> int:
     """A cheap, conservative estimate: ~4 characters per token, a non-ASCII character as its \\u escape
     (tokenizers spend more than one token on most of them)."""
     text = json.dumps(obj)
     return len(text) // 4 + 1
 
 
-def _text(content: Any) -> str:
+def _text(content: str | list[Block] | list[TextBlock]) -> str:
     if isinstance(content, str):
         return content
-    return "\n".join(
-        b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
-    )
+    return "\n".join(b["text"] for b in content if b["type"] == "text")
 
 
-def _result_text(block: dict[str, Any], limit: int) -> str:
-    content = block.get("content")
+def _result_text(block: ToolResultBlock, limit: int) -> str:
+    content = block["content"]
     text = content if isinstance(content, str) else _text(content) or json.dumps(content, ensure_ascii=False)
     cut = f"\n[... {len(text) - limit:,} more characters]" if len(text) > limit else ""
     return text[:limit] + cut
 
 
-def render(message: dict[str, Any]) -> str:
+def render(message: Message) -> str:
     """One message as transcript text (thinking left out: it is the model's, not the work's)."""
-    lines = [f"## {message.get('role')}"]
-    content = message.get("content")
-    for b in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
-        if b.get("type") == "text" and b.get("text"):
+    lines = [f"## {message['role']}"]
+    for b in blocks_of(message):
+        if b["type"] == "text" and b["text"]:
             lines.append(b["text"])
-        elif b.get("type") == "tool_use":
-            lines.append(f"-> {b.get('name')} {json.dumps(b.get('input'), ensure_ascii=False)[:2000]}")
-        elif b.get("type") == "tool_result":
+        elif b["type"] == "tool_use":
+            lines.append(f"-> {b['name']} {json.dumps(b['input'], ensure_ascii=False)[:2000]}")
+        elif b["type"] == "tool_result":
             flag = " (error)" if b.get("is_error") else ""
             lines.append(f"<- result{flag}:\n{_result_text(b, RESULT_CHARS)}")
     return "\n".join(lines)
 
 
-def transcript(messages: list[dict[str, Any]], max_chars: int) -> str:
+def transcript(messages: list[Message], max_chars: int) -> str:
     """The newest messages that fit in `max_chars`, oldest first, with a note when older ones were cut."""
     parts: list[str] = []
     used = 0
@@ -115,12 +112,12 @@ class ContextKeeper:
 
     def note_server_compaction(self, reply: ModelReply, sink: EventSink) -> None:
         """Tell the run when the API compacted the conversation while making `reply`."""
-        summary = next((b for b in reply.content if b.get("type") == "compaction"), None)
+        summary = next((b for b in reply.content if b["type"] == "compaction"), None)
         if summary is None:
             return
         self.compactions += 1
         usage = reply.usage
-        text = summary.get("content") or ""
+        text = summary["content"] or ""
         how = "summarised" if text else "failed to summarise (the API treats that block as a no-op)"
         sink.emit(
             Notice(
@@ -142,7 +139,7 @@ class ContextKeeper:
         if maximum > 0:
             self.window = min(self.window, maximum) if self.window else maximum
 
-    def measure(self, messages: list[dict[str, Any]]) -> int:
+    def measure(self, messages: list[Message]) -> int:
         # Only the newest message can change in place (user text joins it); earlier sizes are cached.
         del self._sizes[max(len(self._sizes) - 1, 0) :]
         self._sizes.extend(estimate_tokens(m) for m in messages[len(self._sizes) :])
@@ -152,7 +149,7 @@ class ContextKeeper:
             return counted + sum(self._sizes[sent:])
         return self.fixed_tokens + sum(self._sizes)
 
-    def needs_compaction(self, messages: list[dict[str, Any]]) -> bool:
+    def needs_compaction(self, messages: list[Message]) -> bool:
         return len(messages) > 1 and self.measure(messages) > self.window * self.trigger
 
     def reset(self) -> None:
@@ -166,7 +163,7 @@ def compact(
     keeper: ContextKeeper,
     keep_from: int,
     sink: EventSink,
-) -> tuple[dict[str, Any], Usage]:
+) -> tuple[Message, Usage]:
     """Summarise `base.messages` and return (the first message of the new segment, the usage spent)."""
     messages = base.messages
     spent = Usage()
@@ -174,7 +171,7 @@ def compact(
     max_chars = int(keeper.window * TRANSCRIPT_SHARE * CHARS_PER_TOKEN)
     if not model.model.startswith("scripted:"):
         for _ in range(3):
-            ask = [{"type": "text", "text": f"{transcript(messages, max_chars)}\n\n{SUMMARY_ASK}"}]
+            ask: list[Block] = [text_block(f"{transcript(messages, max_chars)}\n\n{SUMMARY_ASK}")]
             request = ModelRequest(
                 base.system, base.tools, [{"role": "user", "content": ask}], base.max_tokens, base.deadline
             )
@@ -208,25 +205,20 @@ def compact(
     return first, spent
 
 
-def _first_message(
-    messages: list[dict[str, Any]], keep_from: int, summary: str, carry: int
-) -> dict[str, Any]:
+def _first_message(messages: list[Message], keep_from: int, summary: str, carry: int) -> Message:
     """The new segment's only message: the iteration's prompt, the summary, the latest tool results."""
-    prompt = _text(messages[keep_from].get("content")) if 0 <= keep_from < len(messages) else ""
-    blocks = [{"type": "text", "text": prompt}] if prompt.strip() else []
+    prompt = _text(messages[keep_from]["content"]) if 0 <= keep_from < len(messages) else ""
+    blocks: list[Block] = [text_block(prompt)] if prompt.strip() else []
     blocks.append(
-        {
-            "type": "text",
-            "text": "[openbot] The conversation of this run so far was compacted to stay inside the context "
-            f"window. Your summary of it:\n\n{summary}",
-        }
+        text_block(
+            "[openbot] The conversation of this run so far was compacted to stay inside the context "
+            f"window. Your summary of it:\n\n{summary}"
+        )
     )
-    last = messages[-1] if messages else {}
-    results = [b for b in last.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_result"]
-    if last.get("role") == "user" and results:
+    last = messages[-1] if messages else None
+    results = [b for b in blocks_of(last) if b["type"] == "tool_result"] if last is not None else []
+    if last is not None and last["role"] == "user" and results:
         share = max(200, carry // len(results))
         carried = "\n\n".join(f"<- result:\n{_result_text(b, share)}" for b in results)
-        blocks.append(
-            {"type": "text", "text": f"[openbot] The results of your latest tool calls:\n\n{carried}"}
-        )
+        blocks.append(text_block(f"[openbot] The results of your latest tool calls:\n\n{carried}"))
     return {"role": "user", "content": blocks}

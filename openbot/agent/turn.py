@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from openbot.agent.budget import Budget
 from openbot.agent.context import ContextKeeper, compact
@@ -32,6 +31,7 @@ from openbot.events import (
     UserInput,
 )
 from openbot.state.conversation import Conversation, not_run
+from openbot.state.messages import Block, ToolResultBlock, ToolUseBlock
 from openbot.stops import AbortTurn, Completed, EndTurn, Refused, StepLimit, Stuck, TurnEnded, TurnOutcome
 
 
@@ -69,7 +69,7 @@ def _said(verdict: Verdict, reply: ModelReply) -> str:
     return verdict.note.removeprefix("[openbot] ")
 
 
-def _signature(tool_uses: list[dict[str, Any]]) -> str:
+def _signature(tool_uses: list[ToolUseBlock]) -> str:
     return json.dumps([[t["name"], t["input"]] for t in tool_uses], sort_keys=True)
 
 
@@ -244,10 +244,10 @@ class Turn:
             )
         )
 
-    def _run_tools(self, tool_uses: list[dict[str, Any]]) -> None:
+    def _run_tools(self, tool_uses: list[ToolUseBlock]) -> None:
         """Run the calls in order; once cancelled, the rest get a "not run" result. Every tool_use gets
         its tool_result, whatever happens, so the saved conversation stays valid for resume."""
-        results: list[dict[str, Any]] = []
+        results: list[ToolResultBlock] = []
         try:
             for tool_use in tool_uses:
                 if self.ctx.cancel.is_set() or self.ctx.completion is not None:
@@ -257,12 +257,13 @@ class Turn:
             done = {r["tool_use_id"] for r in results}
             why = "session_complete was called" if self.ctx.completion is not None else "the run was stopped"
             results += [not_run(t["id"], why) for t in tool_uses if t["id"] not in done]
-            self.conversation.append({"role": "user", "content": results})
+            content: list[Block] = [*results]
+            self.conversation.append({"role": "user", "content": content})
 
-    def _run_tool(self, tool_use: dict[str, Any]) -> dict[str, Any]:
+    def _run_tool(self, tool_use: ToolUseBlock) -> ToolResultBlock:
         self.ctx.sink.emit(ToolCall(id=tool_use["id"], name=tool_use["name"], input=tool_use["input"]))
         out = run_tool(self.tools, tool_use["name"], tool_use["input"], self.ctx, tool_use["id"])
-        block: dict[str, Any] = {
+        block: ToolResultBlock = {
             "type": "tool_result",
             "tool_use_id": tool_use["id"],
             "content": self.redact(out.content) or "(no output)",

@@ -17,12 +17,19 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
-Message = dict[str, Any]
+from openbot.state.messages import Block, Message, ToolResultBlock, blocks_of, text_block
 
 
-def not_run(tool_use_id: str, why: str, partly: bool = False) -> dict[str, Any]:
+class Fixed(TypedDict):
+    """What is sent unchanged for the whole run: the system prompt and what it was built from."""
+
+    system: str
+    snapshot: dict[str, str]
+
+
+def not_run(tool_use_id: str, why: str, partly: bool = False) -> ToolResultBlock:
     """The tool_result for a call that never finished (the API needs one for every tool_use)."""
     text = (
         f"[openbot] no result: {why} while this call was running; it may have run partly — check its effects"
@@ -33,26 +40,33 @@ def not_run(tool_use_id: str, why: str, partly: bool = False) -> dict[str, Any]:
 
 
 def _tool_use_ids(message: Message) -> list[str]:
-    content = message.get("content")
-    if message.get("role") != "assistant" or not isinstance(content, list):
+    if message["role"] != "assistant":
         return []
-    return [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+    return [b["id"] for b in blocks_of(message) if b["type"] == "tool_use"]
 
 
 def _result_ids(message: Message) -> set[str]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return set()
-    return {
-        b.get("tool_use_id", "") for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
-    }
+    return {b["tool_use_id"] for b in blocks_of(message) if b["type"] == "tool_result"}
 
 
-def _message_ok(message: Any) -> bool:
+# What a stored block must have for openbot to read it (other keys are the API's business).
+_REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "text": {"text": str},
+    "tool_use": {"id": str, "name": str, "input": dict},
+    "tool_result": {"tool_use_id": str, "content": (str, list)},
+    "openai_reasoning": {"item": dict},
+}
+
+
+def _block_ok(block: object) -> bool:
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        return False
+    return all(isinstance(block.get(k), t) for k, t in _REQUIRED.get(block["type"], {}).items())
+
+
+def _message_ok(message: object) -> bool:
     content = message.get("content") if isinstance(message, dict) else None
-    blocks_ok = isinstance(content, str) or (
-        isinstance(content, list) and all(isinstance(b, dict) for b in content)
-    )
+    blocks_ok = isinstance(content, str) or (isinstance(content, list) and all(_block_ok(b) for b in content))
     return isinstance(message, dict) and message.get("role") in ("user", "assistant") and blocks_ok
 
 
@@ -85,7 +99,7 @@ def _record(raw: bytes, path: Path, number: int) -> tuple[str, dict[str, Any]]:
     if not why and op not in OPS:
         why = 'not an {"op": ..., "message": ...} record'
     if not why and not _payload_ok(op, rec):
-        why = "its message needs a role (user/assistant) and a content (text or a list of blocks)"
+        why = "its message needs a role (user/assistant) and a content (text or a list of typed blocks)"
     if why:
         from openbot.errors import ConfigError
 
@@ -102,7 +116,7 @@ class Conversation:
         self.path = path
         self.redact = redact
         self.messages: list[Message] = []
-        self.fixed: dict[str, Any] | None = None  # {"system": str, "snapshot": {name: text}}
+        self.fixed: Fixed | None = None
 
     @classmethod
     def load(cls, path: Path, redact: Callable[[str], str] = lambda s: s) -> Conversation:
@@ -119,16 +133,17 @@ class Conversation:
             return conv
         for number, raw in enumerate(data.splitlines(), 1):
             op, rec = _record(raw, path, number)
+            # `_record` checked each message's shape (and the fixed record's): from here on they are typed.
             if op == "replace_last" and conv.messages:
-                conv.messages[-1] = rec["message"]
+                conv.messages[-1] = cast(Message, rec["message"])
             elif op == "segment":
-                conv.messages = [rec["message"]]
+                conv.messages = [cast(Message, rec["message"])]
             elif op == "repaired":
-                conv.messages = rec["messages"]
+                conv.messages = cast(list[Message], rec["messages"])
             elif op == "fixed":
-                conv.fixed = rec["fixed"]
+                conv.fixed = cast(Fixed, rec["fixed"])
             else:
-                conv.messages.append(rec["message"])
+                conv.messages.append(cast(Message, rec["message"]))
         if conv.repair():
             # Appended, not rewritten: earlier segments and the fixed system prompt stay in the file.
             conv._write({"op": "repaired", "messages": conv.messages})
@@ -143,23 +158,20 @@ class Conversation:
             if not ids:
                 continue
             nxt = msgs[i + 1] if i + 1 < len(msgs) else None
-            answered = _result_ids(nxt) if nxt is not None and nxt.get("role") == "user" else set()
-            missing = [not_run(t, "the run ended", partly=True) for t in ids if t not in answered]
+            answered = _result_ids(nxt) if nxt is not None and nxt["role"] == "user" else set()
+            missing: list[Block] = [
+                not_run(t, "the run ended", partly=True) for t in ids if t not in answered
+            ]
             if not missing:
                 continue
             changed = True
-            if nxt is not None and nxt.get("role") == "user":
-                content = (
-                    nxt["content"]
-                    if isinstance(nxt["content"], list)
-                    else [{"type": "text", "text": nxt["content"]}]
-                )
-                msgs[i + 1] = {"role": "user", "content": [*missing, *content]}
+            if nxt is not None and nxt["role"] == "user":
+                msgs[i + 1] = {"role": "user", "content": [*missing, *blocks_of(nxt)]}
             else:
                 msgs.insert(i + 1, {"role": "user", "content": missing})
         return changed
 
-    def _write(self, record: dict[str, Any], sync: bool = True) -> None:
+    def _write(self, record: dict[str, object], sync: bool = True) -> None:
         if self.path is None:
             return
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -174,7 +186,7 @@ class Conversation:
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
-        self._write({"op": "append", "message": message}, sync=message.get("role") != "assistant")
+        self._write({"op": "append", "message": message}, sync=message["role"] != "assistant")
 
     def set_fixed(self, system: str, snapshot: dict[str, str]) -> None:
         """Record the run's system prompt (and what it was built from) once; resumes send it unchanged."""
@@ -188,13 +200,9 @@ class Conversation:
 
     def add_user_text(self, text: str) -> None:
         """Add text for the model: to the newest user message if there is one (roles must alternate)."""
-        block = {"type": "text", "text": text}
+        block = text_block(text)
         if self.messages and self.messages[-1]["role"] == "user":
-            last = self.messages[-1]
-            content = last["content"]
-            if isinstance(content, str):
-                content = [{"type": "text", "text": content}]
-            self.messages[-1] = {"role": "user", "content": [*content, block]}
+            self.messages[-1] = {"role": "user", "content": [*blocks_of(self.messages[-1]), block]}
             self._write({"op": "replace_last", "message": self.messages[-1]})
         else:
             self.append({"role": "user", "content": [block]})

@@ -1,7 +1,7 @@
 """The seam between the turn engine and any model: request, reply, usage, and the backend Protocol.
 
-Conversations use the Anthropic Messages format for every backend (a list of
-`{"role": ..., "content": [blocks]}` dicts): it is what is sent, what is saved, and what is resumed.
+Conversations use the Anthropic Messages format for every backend (`state.messages`: a list of
+`{"role": ..., "content": [blocks]}`): it is what is sent, what is saved, and what is resumed.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from openbot.errors import ModelError
 from openbot.events import EventSink, Notice
+from openbot.state.messages import Block, Message, ToolUseBlock
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ class ModelOptions:
 class ModelRequest:
     system: str
     tools: list[ToolSpec]
-    messages: list[dict[str, Any]]
+    messages: list[Message]
     max_tokens: int = 8192
     deadline: float | None = None  # time.monotonic() when the wall-time budget runs out
 
@@ -112,7 +113,7 @@ class ModelReply:
     why it stopped, what it cost. `defect` says why the reply cannot be used as it is (e.g. tool input
     that is not JSON); `stop_details` is the API's refusal detail (type, category, explanation)."""
 
-    content: list[dict[str, Any]]
+    content: list[Block]
     stop_reason: str
     usage: Usage = field(default_factory=Usage)
     model: str = ""
@@ -130,12 +131,12 @@ class ModelReply:
         return not self.text.strip() and not self.tool_uses
 
     @property
-    def tool_uses(self) -> list[dict[str, Any]]:
-        return [b for b in self.content if b.get("type") == "tool_use"]
+    def tool_uses(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if b["type"] == "tool_use"]
 
     @property
     def text(self) -> str:
-        return "\n".join(b["text"] for b in self.content if b.get("type") == "text" and b.get("text"))
+        return "\n".join(b["text"] for b in self.content if b["type"] == "text" and b["text"])
 
 
 def with_room(ask: Callable[[int], ModelReply], limit: int, ceiling: int, sink: EventSink) -> ModelReply:

@@ -18,10 +18,11 @@ stays append-only.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from openbot.agent.models.base import ModelOptions, ModelRequest
 from openbot.config.keys import BotConfig
+from openbot.state.messages import Block, CacheControl, Message, TextBlock, blocks_of, text_block
 
 UNMARKABLE = ("thinking", "redacted_thinking")
 COMPACTION_BETA = "compact-2026-01-12"
@@ -29,7 +30,7 @@ MIN_COMPACTION_TRIGGER = 50_000  # the API's lowest accepted trigger
 MIN_THINKING_BUDGET = 1024
 
 
-def cache_marker(ttl: str) -> dict[str, str]:
+def cache_marker(ttl: str) -> CacheControl:
     return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
 
 
@@ -70,9 +71,7 @@ def build_params(model: str, request: ModelRequest, options: ModelOptions | None
     return params
 
 
-def marked_messages(
-    messages: list[dict[str, Any]], marker: dict[str, str] | None = None
-) -> list[dict[str, Any]]:
+def marked_messages(messages: list[Message], marker: CacheControl | None = None) -> list[Message]:
     """Block-list content with breakpoints on the newest message and the user message before it; any
     other marker is dropped, so the request never carries more than 4. The conversation is not changed:
     a message is copied only where it differs (not the whole conversation on every call)."""
@@ -80,36 +79,32 @@ def marked_messages(
     if not out:
         return out
     newest = len(out) - 1
-    previous_user = next((i for i in range(newest - 1, -1, -1) if out[i].get("role") == "user"), None)
+    previous_user = next((i for i in range(newest - 1, -1, -1) if out[i]["role"] == "user"), None)
     for i in (newest, previous_user):
-        content = out[i].get("content") if i is not None else None
-        if i is not None and isinstance(content, list):
-            out[i] = {**out[i], "content": [dict(b) if isinstance(b, dict) else b for b in content]}
-            _mark_last_block(out[i], marker or cache_marker("5m"))
+        if i is not None:
+            blocks = [cast(Block, dict(b)) for b in blocks_of(out[i])]
+            out[i] = {"role": out[i]["role"], "content": blocks}
+            _mark_last_block(blocks, marker or cache_marker("5m"))
     return out
 
 
-def _unmarked(msg: dict[str, Any]) -> dict[str, Any]:
-    content = msg.get("content")
+def _unmarked(msg: Message) -> Message:
+    content = msg["content"]
     if isinstance(content, str):
         # Always blocks, never a bare string: the cached prefix must be byte-stable across calls.
-        return {**msg, "content": [{"type": "text", "text": content}]}
-    if isinstance(content, list) and any(isinstance(b, dict) and "cache_control" in b for b in content):
-        blocks = [_without_marker(b) for b in content]
-        return {**msg, "content": blocks}
+        return {"role": msg["role"], "content": [text_block(content)]}
+    if any("cache_control" in b for b in content):
+        blocks = [cast(Block, {k: v for k, v in b.items() if k != "cache_control"}) for b in content]
+        return {"role": msg["role"], "content": blocks}
     return msg
 
 
-def _without_marker(block: Any) -> Any:
-    if isinstance(block, dict) and "cache_control" in block:
-        return {k: v for k, v in block.items() if k != "cache_control"}
-    return block
-
-
-def _mark_last_block(msg: dict[str, Any], marker: dict[str, str]) -> None:
-    blocks = [b for b in msg.get("content") or [] if isinstance(b, dict) and b.get("type") not in UNMARKABLE]
-    if blocks and not (blocks[-1].get("type") == "text" and not blocks[-1].get("text")):
-        blocks[-1]["cache_control"] = dict(marker)
+def _mark_last_block(content: list[Block], marker: CacheControl) -> None:
+    blocks = [b for b in content if b["type"] not in UNMARKABLE]
+    last = blocks[-1] if blocks else None
+    if last is not None and not (last["type"] == "text" and not last["text"]):
+        # Every block kind left here may carry a marker (thinking blocks cannot, and were left out).
+        cast(TextBlock, last)["cache_control"] = marker.copy()
 
 
 LONG_WAIT_SECS = 300  # the 5-minute cache would expire during a wait this long

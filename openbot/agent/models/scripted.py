@@ -23,12 +23,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from openbot.agent.models.base import ModelReply, ModelRequest, Usage
 from openbot.config.model_names import scripted_name
 from openbot.errors import ConfigError, ModelError
 from openbot.events import EventSink, TextDelta
+from openbot.state.messages import Block, Message, blocks_of, text_block
 
 
 def _estimate_tokens(obj: Any) -> int:
@@ -36,12 +37,12 @@ def _estimate_tokens(obj: Any) -> int:
     return max(1, len(json.dumps(obj)) // 4)
 
 
-def _to_blocks(resp: dict[str, Any], index: int) -> list[dict[str, Any]]:
-    if "content" in resp:
-        return list(resp["content"])
-    blocks: list[dict[str, Any]] = []
+def _to_blocks(resp: dict[str, Any], index: int) -> list[Block]:
+    if "content" in resp:  # blocks exactly as the API would send them: the script's author vouches
+        return cast(list[Block], list(resp["content"]))
+    blocks: list[Block] = []
     if resp.get("text"):
-        blocks.append({"type": "text", "text": resp["text"]})
+        blocks.append(text_block(resp["text"]))
     for n, call in enumerate(resp.get("tool_calls", [])):
         blocks.append(
             {
@@ -57,14 +58,12 @@ def _to_blocks(resp: dict[str, Any], index: int) -> list[dict[str, Any]]:
 _ITERATION_RE = re.compile(r"\(iteration (\d+)")  # in the per-iteration prompt (openbot.agent.prompt)
 
 
-def _iteration(messages: list[dict[str, Any]]) -> tuple[int | None, bool]:
+def _iteration(messages: list[Message]) -> tuple[int | None, bool]:
     """(the iteration the conversation is in, whether its prompt is the last message), for the hint."""
     for pos in range(len(messages) - 1, -1, -1):
         m = messages[pos]
-        content = m.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        for b in blocks:
-            found = _ITERATION_RE.search(str(b.get("text", ""))) if m.get("role") == "user" else None
+        for b in blocks_of(m) if m["role"] == "user" else []:
+            found = _ITERATION_RE.search(b["text"]) if b["type"] == "text" else None
             if found:
                 return int(found.group(1)), pos == len(messages) - 1
     return None, False
@@ -144,7 +143,7 @@ class ScriptedModel:
         resp = self.responses[index]
         blocks = _to_blocks(resp, index)
         for b in blocks:
-            if b.get("type") == "text":
+            if b["type"] == "text":
                 sink.emit(TextDelta(text=b["text"]))
         u = resp.get("usage") or {}
         usage = Usage(

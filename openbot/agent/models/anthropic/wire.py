@@ -6,9 +6,10 @@ strict JSON check of streamed tool input."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from openbot.agent.models.base import Usage
+from openbot.state.messages import Block
 
 TOOL_INPUT_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")  # blocks whose input is streamed JSON
 USAGE_TOTALS = (  # cumulative counts a `message_delta` may carry; an absent one keeps message_start's
@@ -85,8 +86,9 @@ class Accumulator:
         return self.message, "" if truncated else bad
 
 
-def plain_block(block: dict[str, Any]) -> dict[str, Any] | None:
-    """A reply's content block as the conversation stores it (None for an empty text block)."""
+def plain_block(block: dict[str, Any]) -> Block | None:
+    """A reply's content block as the conversation stores it (None for an empty text block); any other
+    kind (compaction, the API's server tools) kept as received."""
     kind = block.get("type")
     if kind == "text":
         return {"type": "text", "text": block["text"]} if block.get("text") else None
@@ -100,7 +102,7 @@ def plain_block(block: dict[str, Any]) -> dict[str, Any] | None:
         }
     if kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": block.get("data", "")}
-    return dict(without_nones(block))
+    return cast(Block, dict(without_nones(block)))
 
 
 def without_nones(value: Any) -> Any:

@@ -28,6 +28,7 @@ from openbot.agent.models.openai.convert import chat_messages, chat_tools, parse
 from openbot.agent.models.openai.endpoint import CallSettings
 from openbot.agent.models.outage import Outage, Patience, Watch
 from openbot.events import EventSink, TextDelta
+from openbot.state.messages import Block, text_block
 
 STOP_REASONS = {
     "stop": "end_turn",
@@ -177,10 +178,10 @@ def _whole(arguments: str) -> bool:
 
 
 def _reply(settings: CallSettings, got: _Reply, billed: Usage) -> ModelReply:
-    blocks: list[dict[str, Any]] = []
+    blocks: list[Block] = []
     text = "".join(got.text)
     if text:
-        blocks.append({"type": "text", "text": text})
+        blocks.append(text_block(text))
     stop = STOP_REASONS.get(got.finish, "end_turn")
     if got.finish == "content_filter":
         why = got.refusal or text or "the server's content filter stopped the reply"

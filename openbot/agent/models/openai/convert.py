@@ -19,54 +19,44 @@ import json
 from typing import Any
 
 from openbot.agent.models.base import ToolSpec
+from openbot.state.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, blocks_of
 
-REASONING = "openai_reasoning"
 
-
-def _text_of(content: Any) -> str:
+def _text_of(content: str | list[TextBlock]) -> str:
     """A tool_result's content (a string, or text blocks) as one string."""
     if isinstance(content, str):
         return content
-    parts = [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
-    return "\n".join(p for p in parts if p)
+    return "\n".join(b["text"] for b in content if b["type"] == "text" and b["text"])
 
 
-def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or [] if isinstance(b, dict)]
-
-
-def _result_output(block: dict[str, Any]) -> str:
-    text = _text_of(block.get("content")) or "(no output)"
+def _result_output(block: ToolResultBlock) -> str:
+    text = _text_of(block["content"]) or "(no output)"
     return f"[error] {text}" if block.get("is_error") else text
 
 
-def _arguments(block: dict[str, Any]) -> str:
-    return json.dumps(block.get("input") or {}, ensure_ascii=False)
+def _arguments(block: ToolUseBlock) -> str:
+    return json.dumps(block["input"] or {}, ensure_ascii=False)
 
 
-def responses_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def responses_input(messages: list[Message]) -> list[dict[str, Any]]:
     """The Responses API `input` for the stored messages (system goes in `instructions`)."""
     items: list[dict[str, Any]] = []
     for message in messages:
-        role = message.get("role")
-        for block in _blocks(message):
-            kind = block.get("type")
-            if kind == "text" and block.get("text"):
+        role = message["role"]
+        for block in blocks_of(message):
+            if block["type"] == "text" and block["text"]:
                 item: dict[str, Any] = {"role": role, "content": block["text"]}
                 if role == "assistant":
                     item = {"type": "message", **item}
                     if block.get("openai_phase"):
-                        item["phase"] = block["openai_phase"]
+                        item["phase"] = block.get("openai_phase")
                 items.append(item)
-            elif kind == "tool_result":
+            elif block["type"] == "tool_result":
                 call_id = block["tool_use_id"]
                 items.append(
                     {"type": "function_call_output", "call_id": call_id, "output": _result_output(block)}
                 )
-            elif kind == "tool_use":
+            elif block["type"] == "tool_use":
                 items.append(
                     {
                         "type": "function_call",
@@ -75,18 +65,18 @@ def responses_input(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "arguments": _arguments(block),
                     }
                 )
-            elif kind == REASONING and isinstance(block.get("item"), dict):
+            elif block["type"] == "openai_reasoning" and isinstance(block["item"], dict):
                 items.append(dict(block["item"]))
     return items
 
 
-def chat_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
     """The Chat Completions `messages`: tool results first (they answer the previous assistant turn)."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for message in messages:
-        blocks = _blocks(message)
-        text = "\n".join(b["text"] for b in blocks if b.get("type") == "text" and b.get("text"))
-        if message.get("role") == "assistant":
+        blocks = blocks_of(message)
+        text = "\n".join(b["text"] for b in blocks if b["type"] == "text" and b["text"])
+        if message["role"] == "assistant":
             calls = [
                 {
                     "id": b["id"],
@@ -94,7 +84,7 @@ def chat_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str,
                     "function": {"name": b["name"], "arguments": _arguments(b)},
                 }
                 for b in blocks
-                if b.get("type") == "tool_use"
+                if b["type"] == "tool_use"
             ]
             entry: dict[str, Any] = {"role": "assistant", "content": text or None}
             if calls:
@@ -103,7 +93,7 @@ def chat_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str,
                 out.append(entry)
             continue
         for b in blocks:
-            if b.get("type") == "tool_result":
+            if b["type"] == "tool_result":
                 out.append({"role": "tool", "tool_call_id": b["tool_use_id"], "content": _result_output(b)})
         if text:
             out.append({"role": "user", "content": text})
@@ -134,7 +124,7 @@ def chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def parse_arguments(raw: str) -> tuple[dict[str, Any], str]:
+def parse_arguments(raw: str) -> tuple[dict[str, object], str]:
     """(the input, "") for a call's arguments, or ({}, why) when they are not a JSON object."""
     try:
         value = json.loads(raw) if raw.strip() else {}

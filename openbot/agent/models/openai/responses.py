@@ -17,11 +17,12 @@ import re
 from typing import Any
 
 from openbot.agent.models.base import TRUNCATED, ModelReply, ModelRequest, Usage
-from openbot.agent.models.openai.convert import REASONING, parse_arguments, responses_input, responses_tools
+from openbot.agent.models.openai.convert import parse_arguments, responses_input, responses_tools
 from openbot.agent.models.openai.endpoint import CallSettings
 from openbot.agent.models.openai.errors import stream_error
 from openbot.agent.models.outage import Outage, Patience
 from openbot.events import EventSink, TextDelta
+from openbot.state.messages import Block, text_block
 
 REASONING_MODELS = re.compile(r"^(o\d|gpt-5|codex)|-codex")
 # The fields a reasoning item may carry as input (ResponseReasoningItemParam); anything newer the API
@@ -109,20 +110,22 @@ def _stop_reason(final: Any, has_calls: bool) -> str:
 
 
 def _reply(call: CallSettings, final: Any, items: list[Any], billed: Usage) -> ModelReply:
-    blocks: list[dict[str, Any]] = []
+    blocks: list[Block] = []
     refusal = ""
     has_calls = any(item.type == "function_call" for item in items)
     stop = _stop_reason(final, has_calls)
     for item in items:
         if item.type == "reasoning":
             dump = item.model_dump(mode="json", exclude_none=True)
-            blocks.append({"type": REASONING, "item": {k: v for k, v in dump.items() if k in REASONING_KEYS}})
+            blocks.append(
+                {"type": "openai_reasoning", "item": {k: v for k, v in dump.items() if k in REASONING_KEYS}}
+            )
         elif item.type == "message":
             for part in item.content:
                 if part.type == "refusal":
                     refusal += part.refusal
                 elif part.type == "output_text" and part.text:
-                    block = {"type": "text", "text": part.text}
+                    block = text_block(part.text)
                     if getattr(item, "phase", None):
                         block["openai_phase"] = item.phase
                     blocks.append(block)
