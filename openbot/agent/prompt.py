@@ -108,6 +108,7 @@ class IterationState:
     iteration: int = 1
     max_iterations: int = 0
     changes: str = ""  # changes_note(): instructions that changed since the system prompt was built
+    verify: tuple[str, ...] = ()  # the commands openbot checks the committed work with at session_complete
 
 
 def iteration_prompt(st: IterationState) -> str:
@@ -125,6 +126,12 @@ def iteration_prompt(st: IterationState) -> str:
     elif st.branch:
         status.append(
             f"- you are working directly in the user's checkout, on branch `{st.branch}`; be careful."
+        )
+    if st.verify:
+        checks = ", ".join(f"`{c}`" for c in st.verify)
+        status.append(
+            f"- before session_complete is accepted, openbot runs {checks} on a clean checkout of your "
+            "committed work (no network; uncommitted changes are not part of it): run them yourself first"
         )
     out = ["# Status", "\n".join(s for s in status if s)]
     out.append("# Memory (saved by you in earlier sessions)")

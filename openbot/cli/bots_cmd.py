@@ -90,6 +90,7 @@ def show(
     from openbot.config.bots import find_bot
     from openbot.config.frontmatter import toml_value
     from openbot.config.keys import BotConfig
+    from openbot.config.verify import describe
 
     ref = find_bot(name, repo_root())
     bot_file = ref.load()
@@ -97,6 +98,7 @@ def show(
         typer.echo(visible(notice), err=True)
     config = dataclasses.asdict(bot_file.config)
     docs = {f.name: f.metadata["doc"] for f in dataclasses.fields(BotConfig)}
+    verification, verify_lines = describe(bot_file.config, repo_root())
     if as_json:
         doc = {
             "name": name,
@@ -105,6 +107,7 @@ def show(
             "config": config,
             "set_in_file": sorted(bot_file.values),
             "docs": docs,
+            "verification": verification,
             "instructions": bot_file.instructions,
         }
         typer.echo(visible_json(json.dumps(doc, ensure_ascii=False, indent=2)))
@@ -118,6 +121,7 @@ def show(
     for key, value in shown.items():
         origin = "config.md" if key in bot_file.values else "default"
         typer.echo(visible(f"  {key:<{width}} = {value:<{value_width}}  {origin:<9}  # {docs[key]}"))
+    typer.echo(visible("\n".join(verify_lines)))
     typer.echo("instructions:")
     typer.echo(visible(bot_file.instructions or "(none)"))
 

@@ -43,6 +43,9 @@ def _duration(secs: float) -> str:
 def _row(m: SessionMeta) -> str:
     date = m.started_at[:16].replace("T", " ") or "-"
     summary = m.response_summary or m.prompt_summary or m.error
+    checked = m.extra.get("verification")
+    if isinstance(checked, dict) and isinstance(checked.get("passed"), bool):
+        summary = f"[{'verified' if checked['passed'] else 'NOT verified'}] {summary}"
     return (
         f"{m.session_number:>5}  {m.run_id or '-':<21}  {date:<16}  "
         f"{_duration(m.duration_secs):>7}  {_tokens(m.total_tokens):>7}  "
@@ -78,6 +81,13 @@ def _sandbox(s: dict[str, Any]) -> str:
     return f"{enforced} ({'no confinement' if enforced == 'danger-full-access' else 'enforced'})"
 
 
+def _verification(v: dict[str, Any]) -> str:
+    """`passed at <sha> (attempt 2 of 3)` or `failed at <sha> (attempt 1 of 3): <reason>`."""
+    verdict = "passed" if v.get("passed") is True else "failed"
+    text = f"{verdict} at {str(v.get('sha') or '?')[:12]} (attempt {v.get('attempt')} of {v.get('attempts')})"
+    return text + (f": {v['reason']}" if v.get("reason") else "")
+
+
 def _field(key: str, value: Any) -> str:
     """A metadata value as readable text; nested values of unexpected shape fall back to compact JSON."""
     try:
@@ -85,6 +95,8 @@ def _field(key: str, value: Any) -> str:
             return _budget(value)
         if key == "sandbox" and isinstance(value, dict):
             return _sandbox(value)
+        if key == "verification" and isinstance(value, dict):
+            return _verification(value)
     except (TypeError, ValueError):  # hand-edited metadata: show it as it is
         pass
     if isinstance(value, dict | list):

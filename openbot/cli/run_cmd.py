@@ -12,14 +12,13 @@ import typer
 
 from openbot.cli.app import app
 from openbot.errors import UsageError
-from openbot.views.fields import money
+from openbot.views.fields import money, verified_text
 
 OUTPUTS = ("text", "json", "jsonl")
 
 if TYPE_CHECKING:
     from openbot.run.plan import RunPlan
     from openbot.run.result import RunResult
-    from openbot.state.runstate import RunRecord
     from openbot.views.live import LiveView
 
 
@@ -179,8 +178,9 @@ def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
     if r.summary:
         first = r.summary.split("\n", 1)[0]  # not splitlines: a `\r` in it is shown, not a line end
         lines.append(f"  summary: {first[:200]}")
-    if r.verified is not None or r.merge_unverified:
-        lines.append(f"  {_verified_line(r)}")
+    verified = verified_text(result.to_json())
+    if verified:
+        lines.append(f"  {verified}")
     if r.action:
         lines.append(f"  action: {r.action}" + (f" — {r.action_message}" if r.action_message else ""))
     if result.resume_command:
@@ -193,16 +193,6 @@ def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
         summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
         if not write_step_summary(result.to_json(), os.environ) and summary_path:
             view.line(f"!! could not write the step summary to {summary_path}")
-
-
-def _verified_line(r: RunRecord) -> str:
-    """openbot's own check of the work, as the run's report says it (docs/VERIFY.md)."""
-    loose = " (merge_unverified = true: merge applies without it)" if r.merge_unverified else ""
-    if r.verified:
-        return f"verified: every check passed at {r.verified_sha[:12]} (git notes --ref=openbot){loose}"
-    if r.verified is False:
-        return f"NOT verified: {r.verification.get('reason', '')}{loose}"
-    return f"verified: nothing checked the work{loose}"
 
 
 def _given(**flags: object) -> dict[str, object]:

@@ -132,3 +132,22 @@ def _read(path: Path) -> str:
         return read_text_capped(path, root=path.parent, limit=256 * 1024, errors="replace")[0]
     except (OSError, ConfigError):
         return ""
+
+
+def describe(config: Any, root: Path | None) -> tuple[dict[str, Any], list[str]]:
+    """What `bots show` says of the bot's verification: (its --json object, its lines)."""
+    spec = spec_for(config)
+    own = list(config.verify)
+    found = suggest(root) if not spec.commands else []
+    doc = {"commands": own, "team": list(spec.team), "suggested": found}
+    if spec.commands:
+        lines = [f"  `{c}` (config.md)" for c in own] + [f"  `{c}` ({home_file()})" for c in spec.team]
+        return doc, ["verification: openbot runs, on a clean checkout of the committed work:", *lines]
+    merge = (
+        "merge_unverified = true: merge applies anyway" if spec.merge_unverified else "merge is not applied"
+    )
+    lines = [f"verification: none — the bot declares no `verify` commands: nothing is checked ({merge})"]
+    if found:
+        listed = ", ".join(json.dumps(c) for c in found)
+        lines.append(f"  suggested by this repository's test/CI config (not applied): verify = [{listed}]")
+    return doc, lines

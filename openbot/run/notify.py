@@ -28,7 +28,7 @@ from typing import Any
 from openbot.config import envrefs
 from openbot.config.notify import NotifyTarget
 from openbot.run.notify_command import CommandSource, Refused, argv_for, command_env
-from openbot.views.fields import money
+from openbot.views.fields import money, verified_text
 
 DEADLINE_SECS = 10.0
 NO_SOURCE = CommandSource()  # no repository: a repository-relative command is not run
@@ -39,6 +39,7 @@ ICONS = {
     "failed": ":x:",
     "limit": ":hourglass:",
     "interrupted": ":stop_sign:",
+    "unverified": ":warning:",
 }
 
 
@@ -68,6 +69,8 @@ def slack_text(p: dict[str, Any]) -> str:
     lines.append(f"{where} · {p.get('iterations', 0)} iterations · {tokens:,} tokens · {cost}")
     if p.get("summary"):
         lines.append(str(p["summary"]).splitlines()[0][:300])
+    if verified_text(p):
+        lines.append(verified_text(p))
     if p.get("action"):
         lines.append(
             f"action: {p['action']}" + (f" — {p['action_message']}" if p.get("action_message") else "")

@@ -166,6 +166,7 @@ class Session:
             iteration=self.number,
             max_iterations=p.plan.config.max_iterations,
             changes=self.changes,
+            verify=p.plan.verify.commands,
         )
 
     def turn(self) -> TurnResult:
@@ -194,12 +195,23 @@ class Session:
             try:
                 return turn.run()
             except Completed as done:
-                verifier = self.parts.verifier
-                told = verifier.check(done.completion, self.ctx) if verifier is not None else None
+                told = self._verify(done)
                 if told is None:
                     raise
                 self.ctx.completion = None
                 self.parts.conversation.add_user_text(told)
+
+    def _verify(self, done: Completed) -> str | None:
+        """openbot's check of the work (run/verify.py); the session's metadata keeps its last result."""
+        verifier = self.parts.verifier
+        if verifier is None:
+            return None
+        before = verifier.attempt
+        try:
+            return verifier.check(done.completion, self.ctx)
+        finally:
+            if verifier.attempt != before:
+                self.meta.extra["verification"] = dict(self.parts.record.verification)
 
     def close(self, error: BaseException | None) -> None:
         if isinstance(error, Stop):

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from openbot.views.escapes import visible
+from openbot.views.fields import verified_text
 
 _TRUE = ("true", "1", "yes")
 _STATUS_ICON = {0: "✅", 3: "⚠️"}  # exit codes: 0 completed, 3 stopped at a limit; anything else failed
@@ -92,6 +93,8 @@ def step_summary_markdown(result: Mapping[str, Any]) -> str:
         row("Commands run", _cell(result.get("command_count")))
     row("Tokens", _tokens(result.get("tokens")))
     row("Cost", _cost(result.get("cost_usd")) if result.get("cost_known") is not False else "?")
+    if verified_text(result):
+        row("Verified", _cell(verified_text(result)))
     action_message = f" — {_cell(result['action_message'])}" if result.get("action_message") else ""
     row("Action", _cell(result.get("action")) + action_message)
     if result.get("run_id"):

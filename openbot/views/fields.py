@@ -77,3 +77,19 @@ def mapping(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     if value is not None and not isinstance(value, Mapping):
         raise Damaged(key)
     return value or {}
+
+
+def verified_text(r: Mapping[str, Any]) -> str:
+    """openbot's own check of the work, in one line, from a run's `--json` summary (docs/VERIFY.md);
+    "" when the bot has no verify commands and merge_unverified is off."""
+    loose = (
+        " (merge_unverified = true: merge applies without it)" if r.get("merge_unverified") is True else ""
+    )
+    verification = r.get("verification")
+    reason = verification.get("reason", "") if isinstance(verification, Mapping) else ""
+    if r.get("verified") is True:
+        sha = str(r.get("verified_sha") or "")[:12]
+        return f"verified: every check passed at {sha} (git notes --ref=openbot){loose}"
+    if r.get("verified") is False:
+        return f"NOT verified: {reason}{loose}"
+    return f"not verified: nothing checked the work{loose}" if loose else ""
