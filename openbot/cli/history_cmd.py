@@ -152,9 +152,9 @@ def history(
     cwd = Path.cwd()
     proj = resolve_project(cwd, project)
     find_bot(bot, proj.repo.workdir if proj.repo else None)
-    from openbot.cli.memory_cmd import legacy_slug
+    from openbot.cli.memory_cmd import project_slug
 
-    slug = legacy_slug(bot, proj)  # the Rust openbot's directory until a run adopts it
+    slug = project_slug(bot, proj)
     store = History(paths.history_dir(bot, slug))
     if export is not None:
         _export(store, bot, session, export, output)

@@ -81,8 +81,27 @@ def _store(ctx: typer.Context, project: str | None) -> tuple[str, str, MemorySto
     repo = find_repo(Path.cwd())
     find_bot(target.bot, repo.workdir if repo else None)
     proj = resolve_project(Path.cwd(), project if project is not None else target.project)
-    slug = legacy_slug(target.bot, proj)  # the Rust openbot's directory until a run adopts it
+    slug = project_slug(target.bot, proj)
     return target.bot, slug, MemoryStore(paths.memory_file(target.bot, slug))
+
+
+def project_slug(bot: str, proj: Any) -> str:
+    """The workspace `memory` and `history` use: the repository's (or the Rust openbot's directory until a
+    run adopts it). Outside a repository only one a run there made (--skip-git-check), said in one line:
+    a directory name must never quietly stand in for a project."""
+    from openbot import paths
+    from openbot.errors import UsageError
+
+    slug = legacy_slug(bot, proj)
+    if proj.repo is None and proj.identity != "--project":
+        if not (paths.bot_home(bot) / "workspaces" / slug).is_dir():
+            raise UsageError(
+                f"{Path.cwd()} is not in a git repository, and no run of {bot} used this directory",
+                hint="cd into the repository, or pass --project SLUG "
+                f"(the bot's projects: ls {paths.bot_home(bot) / 'workspaces'})",
+            )
+        typer.echo(f"openbot: not in a git repository: using this directory's project {slug}", err=True)
+    return slug
 
 
 def legacy_slug(bot: str, proj: Any) -> str:
@@ -168,15 +187,34 @@ def clear(
         help="If memory.json is damaged, move it aside to memory.json.corrupt-<time> and start empty. "
         "Without this a damaged file is never touched.",
     ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (needed when stdin is not a terminal)."),
 ) -> None:
-    """Delete every entry. With --repair, a damaged memory.json is moved aside instead of refused."""
+    """Delete every entry (a copy is kept as memory.json.bak-<time>). With --repair, a damaged memory.json
+    is moved aside instead of refused."""
     bot, slug, store = _store(ctx, project)
     try:
-        removed = store.clear()
+        count = len(store.load())
+        if count and not yes:
+            _confirm_clear(bot, slug, count)
+        removed, backup = store.clear()
     except ConfigError:
         if not repair:
             raise
         moved = store.quarantine()
         typer.echo(f"moved the damaged memory file to {moved}; {bot} starts with empty memory in {slug}")
         return
-    typer.echo(f"removed {removed} entr{'y' if removed == 1 else 'ies'} for {bot} in {slug}")
+    kept = f"; a copy is in {backup}" if backup else ""
+    typer.echo(f"removed {removed} entr{'y' if removed == 1 else 'ies'} for {bot} in {slug}{kept}")
+
+
+def _confirm_clear(bot: str, slug: str, count: int) -> None:
+    """Ask on a terminal; refuse without one (a script says --yes)."""
+    import sys
+
+    from openbot.errors import UsageError
+
+    what = f"delete all {count} entr{'y' if count == 1 else 'ies'} of {bot}'s memory in {slug}"
+    if not sys.stdin.isatty():
+        raise UsageError(f"memory clear would {what}", hint="pass --yes to confirm")
+    if not typer.confirm(f"{what}?", default=False):
+        raise typer.Exit(1)

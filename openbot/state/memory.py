@@ -158,15 +158,20 @@ class MemoryStore:
             self._write(entries)
             return True
 
-    def clear(self) -> int:
-        """Delete every entry; returns how many there were."""
+    def clear(self) -> tuple[int, Path | None]:
+        """Delete every entry, keeping a copy first (`memory.json.bak-<ts>`): how many there were, and the
+        copy (None when there was nothing to clear)."""
         if not self.path.exists():
-            return 0
+            return 0, None
         with self._locked():
             entries = self.load()
-            if entries:
-                self._write({})
-            return len(entries)
+            if not entries:
+                return 0, None
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+            backup = self.path.with_name(f"{self.path.name}.bak-{stamp}")
+            write_atomic(backup, json.dumps({"entries": entries}, ensure_ascii=False, indent=2) + "\n")
+            self._write({})
+            return len(entries), backup
 
     def quarantine(self) -> Path:
         """Move the (damaged) file aside to `memory.json.corrupt-<ts>` and return where it went."""

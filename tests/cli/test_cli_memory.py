@@ -51,9 +51,14 @@ def test_set_show_remove_clear(cli, repo: Path) -> None:
 
     r = cli("memory", "fixer", "remove", "build")
     assert r.exit_code == 0 and memory_of(repo).load() == {"style": "black, 110 cols"}
-    r = cli("memory", "fixer", "clear")
-    assert r.exit_code == 0 and "removed 1 entry" in r.stdout
+    r = cli("memory", "fixer", "clear")  # no terminal to ask on, no --yes: nothing is deleted
+    assert r.exit_code == 2 and "memory clear would delete all 1 entry" in r.stderr and "--yes" in r.stderr
+    assert memory_of(repo).load() == {"style": "black, 110 cols"}
+    r = cli("memory", "fixer", "clear", "--yes")
+    assert r.exit_code == 0 and "removed 1 entry" in r.stdout and "a copy is in" in r.stdout
     assert memory_of(repo).load() == {}
+    (backup,) = memory_of(repo).path.parent.glob("memory.json.bak-*")
+    assert json.loads(backup.read_text())["entries"] == {"style": "black, 110 cols"}
 
 
 def test_remove_of_a_missing_key_exits_2_naming_it(cli, repo: Path) -> None:
@@ -157,7 +162,7 @@ def test_damaged_memory_is_refused_untouched_until_repair(cli, repo: Path) -> No
     (moved,) = store.path.parent.glob("memory.json.corrupt-*")
     assert moved.read_text() == '{"entries": {"k": 1}}' and not store.path.exists()
     assert cli("memory", "fixer", "set", "a", "b").exit_code == 0
-    assert cli("memory", "fixer", "clear", "--repair").stdout.startswith("removed 1 entry")
+    assert cli("memory", "fixer", "clear", "--repair", "-y").stdout.startswith("removed 1 entry")
 
 
 def test_memory_in_a_real_subprocess(repo: Path, openbot_home: Path) -> None:
@@ -173,3 +178,13 @@ def test_memory_in_a_real_subprocess(repo: Path, openbot_home: Path) -> None:
     missing = run("fixer", "remove", "nope")
     assert missing.returncode == 2 and missing.stderr.startswith("openbot: error: no memory key 'nope'")
     assert "Traceback" not in missing.stderr
+
+
+def test_memory_and_history_outside_a_repository_need_a_project(cli, tmp_path: Path) -> None:
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    for args in (("memory", "fixer", "show"), ("history", "fixer")):
+        r = cli(*args, cwd=outside)
+        assert r.exit_code == 2 and "is not in a git repository" in r.stderr and "--project" in r.stderr, args
+    assert cli("memory", "fixer", "--project", "mine", "set", "k", "v", cwd=outside).exit_code == 0
+    assert cli("memory", "fixer", "--project", "mine", "show", cwd=outside).stdout.strip() == "k: v"

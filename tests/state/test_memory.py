@@ -22,7 +22,7 @@ def store() -> MemoryStore:
 
 def test_absent_file_is_empty_and_nothing_is_created(store: MemoryStore) -> None:
     assert store.load() == {}
-    assert store.clear() == 0
+    assert store.clear() == (0, None)
     assert not store.path.parent.exists()
 
 
@@ -36,10 +36,15 @@ def test_set_remove_clear_round_trip_with_private_files(store: MemoryStore) -> N
     assert stat.S_IMODE(store.path.parent.stat().st_mode) == 0o700
     assert store.remove("build") is True
     assert store.remove("build") is False
-    assert store.clear() == 1
+    removed, backup = store.clear()
+    assert (
+        removed == 1
+        and backup is not None
+        and json.loads(backup.read_text()) == {"entries": {"tests": "pytest -q\nthen ruff"}}
+    )
     assert store.load() == {}
     leftovers = [p.name for p in store.path.parent.iterdir()]
-    assert sorted(leftovers) == ["memory.json", "memory.json.lock"]  # no temp files left behind
+    assert sorted(leftovers) == ["memory.json", backup.name, "memory.json.lock"]  # no temp files left behind
 
 
 @pytest.mark.parametrize("key", ["", "   ", "a\nb", "a\rb", "k" * 201])
