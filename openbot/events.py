@@ -172,6 +172,7 @@ NoticeKind = Literal[
     "setup_done",
     "submodule",
     "editable_install",
+    "hooks_changed",
 ]
 
 

@@ -74,6 +74,7 @@ class Workspace:
         self.plan, self.record, self.view, self.notices = plan, record, view, notices
         self.wt: RunRepo | None = None
         self.home: Homecoming | None = None
+        self.hooks: list[str] = []  # the user's in-tree hook files the bot's commits changed
         self.workdir = Path(record.workdir or plan.cwd)
         self.tmp_dir: Path | None = None
         self.skills_dir = paths.bot_skills_dir(plan.bot.name)
@@ -108,7 +109,7 @@ class Workspace:
         paths.make_private_dir(self.skills_dir)
         self._confine()
 
-    def _notice(self, kind: NoticeKind, message: str, **data: str | None) -> None:
+    def _notice(self, kind: NoticeKind, message: str, **data: str | list[str] | None) -> None:
         self.notices.emit(Notice(kind=kind, message=message, data=data))
 
     def _sweep(self, repo: RepoInfo) -> None:
@@ -235,7 +236,17 @@ class Workspace:
                 sha=home.wip,
                 branch=rec.branch,
             )
+        self._say_hooks(home.tip)
         return ""
+
+    def _say_hooks(self, tip: str) -> None:
+        from openbot.git.hookfiles import changed_hooks, said
+
+        assert self.wt is not None and self.plan.repo is not None
+        repo = self.plan.repo
+        self.hooks = changed_hooks(repo.common_dir, repo.workdir, self.wt.base_commit, tip)
+        if self.hooks:
+            self._notice("hooks_changed", said(self.hooks), files=self.hooks)
 
     def _apply_action(self, requested: str) -> str:
         rec = self.record
@@ -257,6 +268,10 @@ class Workspace:
             return rec.action_message
         rec.action = requested if outcome.applied else "review"
         rec.action_message = outcome.message
+        if outcome.applied and requested == "merge" and self.hooks:
+            from openbot.git.hookfiles import said
+
+            rec.action_message += f"; {said(self.hooks)}"
         return ""
 
     def _drop_if_empty(self, completed: bool) -> bool:
