@@ -1,8 +1,7 @@
 """Events are data: one frozen dataclass per event type, one serializer, one writer, one reader.
 
-`events.jsonl` is a public format (docs/EVENTS.md). Every record has `type`, `ts` (UTC ISO-8601) and `seq`
-(1, 2, 3 … per file). The writer appends each record with a single `os.write` on an O_APPEND fd and
-redacts secrets first; the reader tolerates a torn last line.
+`events.jsonl` is a public format (docs/EVENTS.md): every record has `type`, `ts` (UTC) and `seq` (1, 2 …
+a file). Each record is redacted, then appended in one `os.write`; the reader tolerates a torn last line.
 """
 
 from __future__ import annotations
