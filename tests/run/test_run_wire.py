@@ -179,3 +179,28 @@ def test_a_reasoning_only_reply_does_not_end_the_turn_with_nothing_done(repo: Pa
     told = json.dumps(bodies[1]["messages"][-1])
     assert "no text and no tool call" in told
     assert "I should look" not in json.dumps(bodies[1]["messages"])  # reasoning is never sent back
+
+
+# 6. Responses API: encrypted reasoning asked for whatever the model is called
+
+
+def test_a_reasoning_model_with_any_name_gets_its_reasoning_back_under_store_false(repo: Path) -> None:
+    work = shell("echo ok > ok.txt && git add -A && git commit -qm ok", "call_1")
+    script = [
+        fakeopenai.reply("", [work], reasoning="Plan the change."),  # asked without include: asked again
+        fakeopenai.reply("", [work], reasoning="Plan the change."),
+        fakeopenai.reply("Done.", [complete_call()], reasoning="Check it."),
+    ]
+    with FakeOpenAI(script, models={"house-reasoner-2": {}}) as api:
+        bot("cloud", "openai:house-reasoner-2")
+        env = {"OPENAI_API_KEY": "sk-proj-TESTKEY-0123456789abcdef", "OPENAI_BASE_URL": api.base_url}
+        out = run_cli("run", "cloud", "--json", cwd=repo, env=env)
+        bodies = api.bodies
+        api.assert_done()
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert git(repo, "show", f"{result['branch']}:ok.txt") == "ok"
+    assert "include" not in bodies[0]
+    assert all(b.get("include") == ["reasoning.encrypted_content"] for b in bodies[1:])
+    sent = [i for i in bodies[2]["input"] if i.get("type") == "reasoning"]
+    assert sent and all(i.get("encrypted_content") for i in sent)

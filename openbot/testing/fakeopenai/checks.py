@@ -28,6 +28,11 @@ def responses_problem(body: dict[str, Any], issued: dict[str, str], reasoning_of
             if unknown:
                 return f"Unknown parameter: 'input[{n}].{unknown[0]}'."
             enc = item.get("encrypted_content")
+            if enc is None:  # by id alone: with `store: false` the API kept nothing to find it by
+                return (
+                    f"Item with id '{item.get('id')}' not found. Items are not persisted when `store` is "
+                    "set to false. Try again with `store` set to true, or remove this item from your input."
+                )
             if enc not in issued or issued[enc] != item.get("id"):
                 return f"input[{n}]: the reasoning item's encrypted_content could not be verified"
             seen_reasoning.add(str(enc))

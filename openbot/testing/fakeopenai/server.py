@@ -126,8 +126,9 @@ class FakeOpenAI:
         enc = ""
         for item in items:
             if item["type"] == "reasoning":
-                enc = item["encrypted_content"]
-                self.issued[enc] = item["id"]
+                enc = item["encrypted_content"] or ""
+                if enc:
+                    self.issued[enc] = item["id"]
             elif item["type"] == "function_call" and enc:
                 self.reasoning_of[item["call_id"]] = enc
 
@@ -211,7 +212,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _responses(self, item: Reply, body: dict[str, Any]) -> None:
         n = len(self.api.requests)
         enc = "gAAAAfake" + hashlib.sha256(f"{n}:{item.reasoning}".encode()).hexdigest()[:32]
-        items = wire_responses.output_items(item, enc, n)
+        asked = "reasoning.encrypted_content" in (body.get("include") or [])
+        items = wire_responses.output_items(item, enc if asked else None, n)  # only when asked, as the API
         self.api.remember(items)
         usage = wire_responses.usage(*self._usage(item, body, len(checks.canon(items))))
         events = wire_responses.events(item, body, usage, items, self.api.chunk_chars)

@@ -46,7 +46,7 @@ def response(body: dict[str, Any], status: str, output: list[dict[str, Any]], us
     }
 
 
-def output_items(item: Reply, encrypted: str, n_request: int) -> list[dict[str, Any]]:
+def output_items(item: Reply, encrypted: str | None, n_request: int) -> list[dict[str, Any]]:
     """The finished output items: reasoning, a message (text or refusal), function calls."""
     items: list[dict[str, Any]] = []
     if item.reasoning:

@@ -1,9 +1,10 @@
 """One streamed Responses API call (`openai:` models) → one `ModelReply`.
 
-Stateless (`store: false`): every request carries the whole conversation, and reasoning items come back
-with `encrypted_content` (asked for with `include`) so they can be passed back with the function calls
-they led to, as the API requires; each is kept as an `openai_reasoning` block (openai/convert.py). Items
-are taken from `response.output_item.done` (the docs: an `added` item's encrypted content may be
+Stateless (`store: false`): every request carries the whole conversation, and reasoning items come back with
+`encrypted_content` (asked for with `include` whenever the model reasons, whatever its name: a reply that
+brings reasoning without it is asked again once with `include`) so they can be passed back with the function
+calls they led to, as the API requires; each is kept as an `openai_reasoning` block (openai/convert.py).
+Items are taken from `response.output_item.done` (the docs: an `added` item's encrypted content may be
 incomplete); usage and status from `response.completed` / `response.incomplete`. An `error` event or
 `response.failed` is judged like an HTTP error; a stream without a final event was cut and is re-sent.
 
@@ -44,8 +45,9 @@ def params(call: CallSettings, request: ModelRequest) -> dict[str, Any]:
         out["instructions"] = request.system
     if request.tools:
         out["tools"] = responses_tools(request.tools)
-    if REASONING_MODELS.search(target):
+    if reasons(target, request.messages):
         out["include"] = ["reasoning.encrypted_content"]
+    if REASONING_MODELS.search(target):
         reasoning: dict[str, Any] = {}
         if call.options.effort:
             reasoning["effort"] = EFFORTS.get(call.options.effort, call.options.effort)
@@ -54,6 +56,23 @@ def params(call: CallSettings, request: ModelRequest) -> dict[str, Any]:
         if reasoning:
             out["reasoning"] = reasoning
     return out
+
+
+def reasons(target: str, messages: list[Any]) -> bool:
+    """Whether a model reasons, so `encrypted_content` must be asked for (under `store: false` a reasoning
+    item passed back by id alone is unknown to the API): its name says so, the conversation holds its
+    reasoning, or one of its replies brought reasoning already (whatever it is called)."""
+    if REASONING_MODELS.search(target) or target in _REASONERS:
+        return True
+    return any(
+        isinstance(b, dict) and b.get("type") == REASONING
+        for m in messages
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+    )
+
+
+_REASONERS: set[str] = set()  # models seen reasoning in this process, whatever their names
 
 
 def stream_reply(
@@ -88,6 +107,10 @@ def stream_reply(
     if final is None:
         raise Outage("unavailable", "the stream ended before response.completed")
     items = [done[i] for i in sorted(done)] or list(final.output or [])
+    if any(i.type == "reasoning" and not getattr(i, "encrypted_content", None) for i in items):
+        if call.target not in _REASONERS:  # asked without `include`: once more, asking for it
+            _REASONERS.add(call.target)
+            raise Outage("unavailable", "reasoning came without encrypted_content: asked again", at_once=True)
     return _reply(call, final, items, billed)
 
 
