@@ -65,7 +65,7 @@ def reasons(target: str, messages: list[Any]) -> bool:
     if REASONING_MODELS.search(target) or target in _REASONERS:
         return True
     return any(
-        isinstance(b, dict) and b.get("type") == REASONING
+        isinstance(b, dict) and b.get("type") == "openai_reasoning"
         for m in messages
         if isinstance(m.get("content"), list)
         for b in m["content"]
