@@ -169,6 +169,7 @@ NoticeKind = Literal[
     "mcp_server_restarted",
     "setup_started",
     "setup_done",
+    "setup_cache_repaired",
     "submodule",
     "editable_install",
     "hooks_changed",

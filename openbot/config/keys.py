@@ -127,7 +127,10 @@ class BotConfig:
         "Commands run in the bot's checkout before its first session (every run and resume), confined like"
         " the agent's; a `.venv` they make comes first on the agent's PATH.",
     )
-    setup_network: bool = _f(False, "Allow the setup commands network access (the agent's follow `network`).")
+    setup_network: bool = _f(
+        False,
+        "Network for the setup of a new run (not a resume or --no-worktree; the agent follows `network`).",
+    )
     # Verification (openbot/run/verify.py, docs/VERIFY.md): openbot checks the committed work itself.
     verify: list[str] = _f(
         [],

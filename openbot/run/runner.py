@@ -123,8 +123,11 @@ class Runner:
     def _setup(self, ctx: ToolContext) -> None:
         from openbot.run.setup import run_setup
 
-        cache = paths.bot_home(self.plan.bot.name) / "cache"
-        made = run_setup(self.plan.config.setup, ctx, cache, self.plan.config.setup_network)
+        plan = self.plan
+        cache = paths.workspace_dir(plan.bot.name, plan.project.slug) / "cache"  # per repository
+        # More than the agent has only for a checkout of the base commit the agent never touched.
+        trusted = plan.resume is None and self.parts.workspace.isolated
+        made = run_setup(plan.config.setup, ctx, cache, plan.config.setup_network, trusted)
         self.parts.workspace.env.update(made)  # ctx.env is this dict: this session and every later one
 
     def _sleep(self) -> None:

@@ -2,10 +2,16 @@
 invocation (a resume included: its checkout is new) in the bot's checkout, confined like the agent's
 commands and logged like them (command events, full output under outputs/).
 
+- Trusted or not: the setup gets more than the agent (network, a cache later runs use) only when its
+  checkout is the repository as the run started from, before the agent acted: a new run in its own
+  checkout. A resume's checkout holds the agent's commits and a `--no-worktree` checkout what earlier
+  runs left, so there the setup runs with the agent's own network rule and no shared cache
+  (docs/SANDBOX.md, "Steps openbot runs itself").
 - Network: only when the config says so (`setup_network`, or the bot's own `network`).
-- A cache that survives runs: `$OPENBOT_HOME/bots/<bot>/cache/` is writable to the setup commands only,
-  and pip, uv, npm and pre-commit are pointed at it, so a nightly setup downloads once. The agent's own
-  commands never get it writable (what the setup caches, the agent cannot poison for the next run).
+- A cache that survives runs, per repository: `…/workspaces/<project>/cache/` is writable to a trusted
+  setup only, and pip, uv, npm and pre-commit are pointed at it, so a nightly setup downloads once. The
+  agent's own commands never get it writable, and no other repository's runs see it. A damaged entry
+  (a link, a file where a directory belongs) is a notice and is made anew.
 - The environment it makes: a virtualenv at `<checkout>/.venv` goes first on PATH, with VIRTUAL_ENV set,
   for the setup's later commands and for every command of the agent. That is how a Python project's
   tests import the bot's checkout, never the user's editable install (README, docs/ci.md). The
@@ -52,8 +58,16 @@ def venv_env(workdir: Path, env: dict[str, str]) -> dict[str, str]:
     return {"PATH": f"{venv / 'bin'}{os.pathsep}{path}", "VIRTUAL_ENV": str(venv)}
 
 
-def cache_env(cache_dir: Path) -> dict[str, str]:
-    return {name: str(make_private_dir(cache_dir / sub)) for name, sub in CACHE_VARS.items()}
+def cache_env(cache_dir: Path, notices: list[str]) -> dict[str, str]:
+    """The cache variables, each directory made; a damaged one is removed, made anew and said in `notices`."""
+    env = {}
+    for name, sub in CACHE_VARS.items():
+        for path in (cache_dir, cache_dir / sub):
+            if os.path.islink(path) or (os.path.lexists(path) and not path.is_dir()):
+                notices.append(f"setup cache: {path} was not a directory (a link or a file): made anew")
+                os.unlink(path)
+        env[name] = str(make_private_dir(cache_dir / sub))
+    return env
 
 
 def _prepared_hooks(cache_dir: Path) -> dict[str, str]:
@@ -81,22 +95,30 @@ class _Watch:
         self.inner.emit(event)
 
 
-def run_setup(commands: list[str], ctx: ToolContext, cache_dir: Path, network: bool) -> dict[str, str]:
+def run_setup(
+    commands: list[str], ctx: ToolContext, cache_dir: Path, network: bool, trusted: bool
+) -> dict[str, str]:
     """Run `commands` in order, stopping at the first failure (SetupFailed); returns the environment the
-    agent's commands get on top of `ctx.env` (the virtualenv's PATH and VIRTUAL_ENV, if one was made)."""
-    make_private_dir(cache_dir)
-    policy = ctx.sandbox
-    if policy is not None and policy.confined:
+    agent's commands get on top of `ctx.env` (the virtualenv's PATH and VIRTUAL_ENV, if one was made).
+    Untrusted (a resume, `--no-worktree`): the agent's network rule and no cache, whatever the config."""
+    policy, watch = ctx.sandbox, _Watch(ctx.sink)
+    repaired: list[str] = []
+    caches = cache_env(cache_dir, repaired) if trusted else {}
+    if policy is not None and policy.confined and trusted:
         policy = dataclasses.replace(
             policy, network=policy.network or network, writable=(*policy.writable, cache_dir.resolve())
         )
-    watch = _Watch(ctx.sink)
+    for message in repaired:
+        watch.emit(Notice(kind="setup_cache_repaired", message=message))
     shell = ShellTool(ctx.default_timeout_secs)
+    how = "" if trusted else " (the checkout holds the agent's work: no setup network, no cache)"
     watch.emit(
-        Notice(kind="setup_started", message=f"setup: {len(commands)} command(s) before the first session")
+        Notice(
+            kind="setup_started", message=f"setup: {len(commands)} command(s) before the first session{how}"
+        )
     )
     for number, command in enumerate(commands, 1):
-        env = {**ctx.env, **venv_env(ctx.workdir, ctx.env), **cache_env(cache_dir)}
+        env = {**ctx.env, **venv_env(ctx.workdir, ctx.env), **caches}
         step = dataclasses.replace(ctx, sandbox=policy, env=env, sink=watch)
         try:
             shell.run({"command": command}, step, f"setup-{number}")
@@ -109,7 +131,8 @@ def run_setup(commands: list[str], ctx: ToolContext, cache_dir: Path, network: b
             raise SetupFailed(
                 f"setup command {number} of {len(commands)} {why}: {command}",
                 hint="its output is in the session's history (openbot history <bot> --session N); "
-                "fix `setup` in the bot's config, then resume the run",
+                "fix `setup` in the bot's config, then resume the run"
+                + ("" if trusted else " (a resume's setup has no setup network and no cache)"),
             )
     extra = venv_env(ctx.workdir, ctx.env)
     done = "setup done" + (f"; the agent's commands use {ctx.workdir / VENV}" if extra else "")

@@ -102,11 +102,12 @@ def test_a_failing_setup_ends_the_run_with_exit_1_and_keeps_the_bots_work(tmp_pa
 
 def test_the_setup_cache_survives_runs_and_only_the_setup_may_write_it(repo: Path) -> None:
     count = 'echo run >> "$PIP_CACHE_DIR/runs" && wc -l < "$PIP_CACHE_DIR/runs"'
-    cache = paths.bot_home("cached") / "cache" / "pip"
-    poison = reply("", shell(f"echo poisoned >> {cache}/runs"))
+    caches = paths.bot_home("cached") / "workspaces"  # one cache per repository: workspaces/<project>/cache
+    poison = reply("", shell(f"for f in {caches}/*/cache/pip/runs; do echo poisoned >> $f; done"))
     make_bot("cached", [poison, reply("", complete())], f"max_iterations = 1\nsetup = ['{count}']")
     for _ in range(2):
         assert run_cli("run", "cached", cwd=repo).returncode == 0
+    [cache] = caches.glob("*/cache/pip")
     setup_runs = [c for c in commands("cached") if c["tool_use_id"] == "setup-1"]
     assert [str(c["output"]).strip() for c in setup_runs] == ["1", "2"]
     agents = [c for c in commands("cached") if c["tool_use_id"] != "setup-1"]
