@@ -1,5 +1,6 @@
 """The `changes` MCP server of the release-notes bot: what changed in the repository since a release,
-read with git, read-only. openbot starts it inside the run's sandbox, in the bot's worktree:
+read with git, read-only. openbot starts it inside the run's sandbox (in an empty directory of its own)
+and names the bot's worktree in OPENBOT_WORKDIR, where git runs:
 
     [mcp_servers.changes]
     command = "${OPENBOT_PYTHON}"
@@ -10,6 +11,7 @@ The model chooses the arguments, so a ref is checked before it reaches git (no o
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -21,7 +23,8 @@ REF_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$")
 
 
 def _git(*args: str) -> str:
-    out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=60)
+    where = os.environ.get("OPENBOT_WORKDIR") or None  # unset: `openbot doctor`, the current directory
+    out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=60, cwd=where)
     if out.returncode != 0:
         raise ToolError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "git failed")
     return out.stdout

@@ -36,7 +36,8 @@ def start_mcp(plan: RunPlan, workspace: Workspace, log_dir: Path, cancel: thread
         lambda spec: launch_for(
             spec,
             environ=os.environ,
-            base_env=workspace.env,
+            # where the agent works, for servers that read it; they never start there
+            base_env={**workspace.env, "OPENBOT_WORKDIR": str(workspace.workdir)},
             sandbox=workspace.sandbox,
             workdir=where,
             bot_dir=bot_dir,
