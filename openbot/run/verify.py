@@ -160,10 +160,13 @@ class Verifier:
         if not self.plan.config.setup:
             return [], ""
         sink = Collect("setup")
-        cache = paths.bot_home(self.plan.bot.name) / "cache"
+        plan = self.plan
+        cache = paths.workspace_dir(plan.bot.name, plan.project.slug) / "cache"
         try:
-            made = run_setup(self.plan.config.setup, dataclasses.replace(vctx, sink=sink), cache,
-                             self.plan.config.setup_network)  # fmt: skip
+            # The branch tip is the agent's work: its setup gets no setup network and no cache
+            # (run/setup.py, docs/SANDBOX.md "Steps openbot runs itself").
+            made = run_setup(plan.config.setup, dataclasses.replace(vctx, sink=sink), cache,
+                             plan.config.setup_network, trusted=False)  # fmt: skip
         except OpenbotError as e:
             return sink.checks, f"the setup step failed in the clean checkout: {e.message}"
         vctx.env.update(made)
