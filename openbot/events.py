@@ -6,11 +6,10 @@ a file). Each record is redacted, then appended in one `os.write`; the reader to
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
@@ -208,7 +207,7 @@ def now_iso() -> str:
 
 def to_record(event: Event, seq: int, ts: str | None = None) -> dict[str, Any]:
     """The one serializer: `type`, `ts`, `seq`, then the event's own fields."""
-    return {"type": event.type, "ts": ts or now_iso(), "seq": seq, **dataclasses.asdict(event)}
+    return {"type": event.type, "ts": ts or now_iso(), "seq": seq, **asdict(event)}
 
 
 class EventSink(Protocol):
