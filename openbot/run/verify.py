@@ -132,6 +132,7 @@ class Verifier:
         """The agent's walls around the fresh checkout, without network, in a clean environment."""
         from openbot.envpolicy import child_env
         from openbot.processes import run_mark
+        from openbot.run.editable import editable_paths
         from openbot.run.workspace import git_identity_env
         from openbot.sandbox import policy_for_run
 
@@ -151,6 +152,10 @@ class Verifier:
             **git_identity_env(checkout, self.plan.bot.name),
             **run_mark(checkout),
         }
+        if self.plan.repo is not None:  # the user's editable install must not be what the checks import
+            twins = editable_paths(env, self.plan.repo.workdir, checkout)
+            if twins:
+                env["PYTHONPATH"] = os.pathsep.join([*twins, *filter(None, [env.get("PYTHONPATH")])])
         return dataclasses.replace(ctx, workdir=checkout, env=env, sandbox=policy, completion=None)
 
     def _setup(self, vctx: ToolContext) -> tuple[list[dict[str, Any]], str]:

@@ -159,3 +159,21 @@ def test_a_verify_command_that_hangs_is_bounded_by_its_timeout(tmp_path: Path) -
     ((check,),) = [v["checks"] for v in verifications("hang")]
     assert check["timed_out"] and check["exit_code"] is None
     assert "timed out" in json.loads(out.stdout)["reason"]
+
+
+def test_the_check_imports_the_committed_work_not_the_users_editable_install(tmp_path: Path) -> None:
+    from tests.run.test_setup_step import python_project, users_venv
+
+    repo = python_project(tmp_path / "repo")
+    env = users_venv(tmp_path, repo)  # `import mypkg` would answer from the user's checkout: 42
+    worse = shell("sed -i s/42/41/ src/mypkg/__init__.py && git commit -qam 'worse'")
+    check = "python -c 'import mypkg, sys; sys.exit(mypkg.answer() != 42)'"
+    make_bot(
+        "edit",
+        [reply("", worse), reply("", complete())],
+        f"verify = [{json.dumps(check)}]\nverify_attempts = 1",
+    )
+    out = run_cli("run", "edit", "--json", cwd=repo, env=env)
+    assert out.returncode == 5, out.stderr
+    (failed,) = verifications("edit")
+    assert failed["checks"][0]["exit_code"] == 1
