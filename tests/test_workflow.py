@@ -370,3 +370,49 @@ def test_ci_docs_exit_code_table_matches_the_code() -> None:
     codes = f"{Interrupted(signal.SIGINT).exit_code} / {Interrupted(signal.SIGTERM).exit_code}"
     assert "interrupted" in rows[codes]
     assert "ran its iterations" not in text
+
+
+@pytest.mark.parametrize(
+    ("result", "title", "line"),
+    [
+        (
+            {"verified": True, "verified_sha": "3f1c2d4e5f60718293"},
+            "openbot/b: fix",
+            "passed at `3f1c2d4e5f60`",
+        ),
+        (
+            {"verified": False, "verification": {"reason": "`pytest` exited with 1"}},
+            "openbot/b: [unverified] fix",
+            "**Not verified**: `pytest` exited with 1.",
+        ),
+        ({"verified": None}, "openbot/b: fix", "the bot declares no `verify` commands"),
+    ],
+)
+def test_the_pull_request_says_whether_openbot_verified_the_work(
+    wf: dict[str, Any], tmp_path: Path, result: dict[str, Any], title: str, line: str
+) -> None:
+    """An unverified branch is still pushed for review (nothing lost), titled and described as such."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "gh").write_text(
+        f'#!/bin/sh\n[ "$2" = list ] && exit 0\nprintf "%s\\n" "$@" > {tmp_path}/gh-args\n'
+    )
+    (fake / "gh").chmod(0o755)
+    result_file = tmp_path / "result.json"
+    result_file.write_text(
+        json.dumps({"summary": "fix", "bot": "b", "run_id": "r", "iterations": 1, **result})
+    )
+    env = {
+        "PATH": f"{fake}:{os.environ['PATH']}",
+        "OPENBOT_RESULT": str(result_file),
+        "RUNNER_TEMP": str(tmp_path),
+        "BOT": "b",
+        "BRANCH": "openbot/b-1",
+        "BASE": "main",
+        "RUN_URL": "http://x",
+    }
+    proc, _ = _run_step(_step(wf["jobs"]["run"], "Open a pull request for review"), tmp_path, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    args = (tmp_path / "gh-args").read_text().splitlines()
+    assert args[args.index("--title") + 1] == title
+    assert line in (tmp_path / "pr-body.md").read_text()
