@@ -151,6 +151,8 @@ NoticeKind = Literal[
     "truncated_reply",
     "invalid_tool_input",
     "empty_reply",
+    "no_tool_call",
+    "text_tool_calls",
     "pause_turn",
     "refusal",
     "prompt_too_long",

@@ -52,6 +52,7 @@ class PromptParts:
     skills: list[Skill] = field(default_factory=list)
     repo_root: Path | None = None
     skills_dir: Path | None = None
+    tool_text: str = ""  # tool_protocol "text": the tools and the call format (agent/textprompt.py)
 
 
 def repo_docs(root: Path | None) -> list[tuple[str, str]]:
@@ -90,6 +91,8 @@ def system_prompt(parts: PromptParts) -> str:
         sections.append("\n\n".join(lines))
     skills_dir = parts.skills_dir or "(skills are not writable in this run)"
     sections.append(OPERATING.format(skills_dir=skills_dir, actions=ACTIONS_TEXT))
+    if parts.tool_text:
+        sections.append(parts.tool_text)
     return "\n\n".join(sections) + "\n"
 
 

@@ -7,8 +7,12 @@
                                           runs; the reply is dropped and the model is asked for smaller steps
         text only                         kept, and the model is asked to continue
     refusal                               nothing in it runs, it is not kept; the run ends `refused` (exit 4)
-    a defect (tool input not JSON)        nothing runs, not kept; the model is told and asked again
+    a defect (tool input not JSON; a call written as text that cannot be read or names no tool here)
+                                          nothing runs, not kept; the model is told and asked again
     spent on thinking (no text, no call)  not kept; the model is asked again for text or a tool call
+    text, no call, before anything ran    kept; the model is told nothing ran and asked to call a tool or
+                                          session_complete (then `Stuck`: the session ends `limit`)
+    text, no call, after tools ran        the turn ends: the model ended its iteration (the prompt says so)
     nothing at all, end_turn              the turn ends, as the API's docs describe such a reply
 
 A dropped reply was never part of the conversation, so nothing sent is edited. Consecutive re-asks are
@@ -35,7 +39,19 @@ class Verdict:
     event: NoticeKind | None = None  # the Notice kind that records it
 
 
-def judge(reply: ModelReply) -> Verdict:
+NO_CALL = (
+    "[openbot] Your reply called no tool, so nothing was run. Continue the task with a tool call, or call "
+    "session_complete (with a summary and an action) when the task is done or cannot be done."
+)
+TEXT_FORMAT = (
+    " To call a tool in text, write one fenced block per call, exactly:\n```json\n"
+    '{"name": "shell", "arguments": {"command": "ls"}}\n```'
+)
+
+
+def judge(reply: ModelReply, *, acted: bool = True, text_calls: bool = False) -> Verdict:
+    """What to do with `reply`. `acted`: a tool ran in this turn (or runs from this reply); `text_calls`:
+    calls written as text are accepted, so the model is shown that format when it called nothing."""
     if reply.stop_reason == "refusal":
         return Verdict("refused", keep=False, event="refusal")
     if reply.defect:
@@ -62,7 +78,19 @@ def judge(reply: ModelReply) -> Verdict:
         return Verdict("reask", keep=False, note=note, event="empty_reply")
     if reply.stop_reason == "pause_turn" and not reply.tool_uses:
         return Verdict("continue", keep=True, event="pause_turn")
+    if not acted and not reply.tool_uses and not reply.empty:
+        note = NO_CALL + (TEXT_FORMAT if text_calls else "")
+        return Verdict("reask", keep=True, note=note, event="no_tool_call")
     return Verdict("run")
+
+
+def said(verdict: Verdict, reply: ModelReply) -> str:
+    """The notice's words for a verdict."""
+    if verdict.action == "refused":
+        return refusal_text(reply)
+    if verdict.action == "continue":
+        return "the API paused the turn; the model continues it"
+    return verdict.note.removeprefix("[openbot] ")
 
 
 def refusal_text(reply: ModelReply) -> str:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from openbot.agent.budget import Budget
 from openbot.agent.context import ContextKeeper, compact
 from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, PromptTooLong, Usage
-from openbot.agent.replies import MAX_REASKS, Verdict, judge, refusal_text
+from openbot.agent.replies import MAX_REASKS, judge, refusal_text, said
+from openbot.agent.textcalls import read_calls, results_text
 from openbot.agent.tools.base import Tool, ToolContext
 from openbot.agent.tools.registry import run_tool, tool_specs
 from openbot.errors import ModelError
@@ -61,14 +62,6 @@ NUDGE = (
 TOO_LONG_RETRIES = 3  # compactions after "prompt is too long" before the error stands
 
 
-def _said(verdict: Verdict, reply: ModelReply) -> str:
-    if verdict.action == "refused":
-        return refusal_text(reply)
-    if verdict.action == "continue":
-        return "the API paused the turn; the model continues it"
-    return verdict.note.removeprefix("[openbot] ")
-
-
 def _signature(tool_uses: list[ToolUseBlock]) -> str:
     return json.dumps([[t["name"], t["input"]] for t in tool_uses], sort_keys=True)
 
@@ -88,12 +81,15 @@ class Turn:
     keep_from: int = 0  # index of this iteration's prompt message (never compacted)
     take_input: Callable[[], list[str]] = list
     redact: Callable[[str], str] = lambda s: s
+    protocol: str = "auto"  # tool_protocol: native | text (no tools sent; calls read from text) | auto
 
     def __post_init__(self) -> None:
         # Kept on the turn so the runner can record partial usage when the turn ends by an exception.
         self.result = TurnResult(outcome="end_turn", steps=0, usage=Usage())
         self._last_signature, self._repeats = "", 0
         self._reasks = 0  # consecutive replies that could not be used (openbot.agent.replies)
+        self._acted = False  # a tool ran in this turn: a reply without a call may now end it
+        self._text_uses: list[ToolUseBlock] = []  # the calls the last reply wrote as text
 
     def run(self) -> TurnResult:
         self.ctx.sink.emit(TurnStarted(model=self.model.model))
@@ -142,7 +138,7 @@ class Turn:
     def _request(self) -> ModelRequest:
         return ModelRequest(
             system=self.system,
-            tools=tool_specs(self.tools),
+            tools=[] if self.protocol == "text" else tool_specs(self.tools),
             messages=self.conversation.messages,
             max_tokens=self.limits.max_tokens_per_call,
             deadline=self.budget.deadline(),
@@ -187,7 +183,9 @@ class Turn:
         self._account(reply.usage)
         self.context.observe(reply.usage.context_size, sent)
         self.context.note_server_compaction(reply, self.ctx.sink)
-        verdict = judge(reply)
+        self._text_uses = self._read_text_calls(reply)
+        acted = self._acted or bool(self._text_uses)
+        verdict = judge(reply, acted=acted, text_calls=self.protocol != "native")
         if verdict.keep and reply.content:  # an empty assistant message would make later requests invalid
             self.conversation.append({"role": "assistant", "content": reply.content})
         if verdict.keep and reply.text:
@@ -200,7 +198,7 @@ class Turn:
                 "stop_details": reply.stop_details,
                 "defect": reply.defect,
             }
-            self.ctx.sink.emit(Notice(kind=verdict.event, message=_said(verdict, reply), data=data))
+            self.ctx.sink.emit(Notice(kind=verdict.event, message=said(verdict, reply), data=data))
         if verdict.action == "refused":
             raise Refused(refusal_text(reply), reply.stop_details or {})
         if verdict.action == "run":
@@ -209,19 +207,30 @@ class Turn:
         if verdict.action == "reask":
             self._reasks += 1
             if self._reasks > MAX_REASKS:
-                raise Stuck(f"{self._reasks} replies in a row could not be used ({verdict.event})")
+                why = "called no tool" if verdict.event == "no_tool_call" else "could not be used"
+                raise Stuck(f"{self._reasks} replies in a row {why} ({verdict.event}); nothing in them ran")
             self.conversation.add_user_text(verdict.note)
         return None
 
+    def _read_text_calls(self, reply: ModelReply) -> list[ToolUseBlock]:
+        """Calls the reply wrote in its text (agent/textcalls.py), when the protocol takes them; one that
+        cannot be read makes the reply a defect (nothing in it runs, the model is told why)."""
+        if self.protocol == "native" or reply.tool_uses or reply.truncated or not reply.text.strip():
+            return []
+        uses, reply.defect = read_calls(reply.text, self.tools, self.result.steps, self.ctx.sink)
+        return uses
+
     def _execute(self, reply: ModelReply) -> None:
-        if not reply.tool_uses:
+        tool_uses = reply.tool_uses or self._text_uses
+        if not tool_uses:
             raise EndTurn(reply.stop_reason)
-        self._run_tools(reply.tool_uses)
+        self._acted = True
+        self._run_tools(tool_uses, as_text=not reply.tool_uses)
         if self.ctx.completion is not None:
             raise Completed(self.ctx.completion)
         if self.ctx.cancel.is_set():
             raise self.ctx.cancel.interrupted()
-        sig = _signature(reply.tool_uses)
+        sig = _signature(tool_uses)
         self._repeats = self._repeats + 1 if sig == self._last_signature else 1
         self._last_signature = sig
         if self._repeats >= self.limits.max_repeats:
@@ -244,7 +253,7 @@ class Turn:
             )
         )
 
-    def _run_tools(self, tool_uses: list[ToolUseBlock]) -> None:
+    def _run_tools(self, tool_uses: list[ToolUseBlock], as_text: bool = False) -> None:
         """Run the calls in order; once cancelled, the rest get a "not run" result. Every tool_use gets
         its tool_result, whatever happens, so the saved conversation stays valid for resume."""
         results: list[ToolResultBlock] = []
@@ -257,8 +266,11 @@ class Turn:
             done = {r["tool_use_id"] for r in results}
             why = "session_complete was called" if self.ctx.completion is not None else "the run was stopped"
             results += [not_run(t["id"], why) for t in tool_uses if t["id"] not in done]
-            content: list[Block] = [*results]
-            self.conversation.append({"role": "user", "content": content})
+            if as_text:
+                self.conversation.add_user_text(results_text(tool_uses, results))
+            else:
+                content: list[Block] = [*results]
+                self.conversation.append({"role": "user", "content": content})
 
     def _run_tool(self, tool_use: ToolUseBlock) -> ToolResultBlock:
         self.ctx.sink.emit(ToolCall(id=tool_use["id"], name=tool_use["name"], input=tool_use["input"]))

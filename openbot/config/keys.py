@@ -13,6 +13,7 @@ from openbot.sandbox import MODES as SANDBOX_MODES
 DEFAULT_MODEL = "claude-sonnet-5-5"
 EFFORTS = ("", "low", "medium", "high", "xhigh", "max")
 CACHE_TTLS = ("auto", "5m", "1h")
+TOOL_PROTOCOLS = ("auto", "native", "text")
 
 
 WEEK_SECS = 7 * 24 * 3600
@@ -113,6 +114,12 @@ class BotConfig:
     context_window: int = _f(0, "The model's window in tokens when its server does not say; 0 = default.")
     price_in_per_mtok: float = _f(0.0, "USD per million input tokens on an OpenAI-compatible server.")
     price_out_per_mtok: float = _f(0.0, "USD per million output tokens on an OpenAI-compatible server.")
+    tool_protocol: str = _f(
+        "auto",
+        "How the model calls tools: native (the API's tool calls only), text (no tools sent: described in"
+        " the prompt, calls read from the reply's text), auto (native offered, calls written as text run).",
+        TOOL_PROTOCOLS,
+    )
     server_compaction: bool = _f(
         True,
         "Let the API compact the conversation itself where the model supports it (else openbot's own).",

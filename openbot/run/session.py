@@ -28,7 +28,9 @@ from openbot.agent.prompt import (
     iteration_prompt,
     system_prompt,
 )
+from openbot.agent.textprompt import tools_prompt
 from openbot.agent.tools.base import Tool, ToolContext
+from openbot.agent.tools.registry import tool_specs
 from openbot.agent.turn import Turn, TurnLimits, TurnResult
 from openbot.config.skills import Skill
 from openbot.errors import OpenbotError
@@ -96,12 +98,13 @@ class Session:
     def open(self) -> None:
         p, plan, rec, ws = self.parts, self.parts.plan, self.parts.record, self.parts.workspace
         assert ws.sandbox is not None
+        text = plan.config.tool_protocol == "text"
+        tool_text = tools_prompt(tool_specs(p.tools)) if text else ""
         self.system, self.changes = self._system(
-            PromptParts(plan.instructions, self.skills, ws.workdir, ws.skills_dir)
+            PromptParts(plan.instructions, self.skills, ws.workdir, ws.skills_dir, tool_text)
         )
-        p.context.fixed_tokens = estimate_tokens(self.system) + estimate_tokens(
-            [t.spec.to_api() for t in p.tools]
-        )
+        sent = [] if text else [t.spec.to_api() for t in p.tools]
+        p.context.fixed_tokens = estimate_tokens(self.system) + estimate_tokens(sent)
         memory = plan.memory.for_prompt()
         self.meta = meta = p.history.create_session(
             rec.run_id, p.model.model, rec.branch, rec.base, (plan.task or plan.instructions)[:200]
@@ -183,6 +186,7 @@ class Session:
             keep_from=len(p.conversation.messages) - 1,
             take_input=p.take_input,
             redact=p.redactor.redact,
+            protocol=config.tool_protocol,
         )
         result = self._run_verified(turn)
         self.status = "completed" if result.outcome == "end_turn" else "limit"

@@ -108,7 +108,7 @@ def test_completed_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo:
 def test_iteration_limit_exits_3_and_saves_uncommitted_work_as_wip(repo: Path) -> None:
     make_bot(
         "looper",
-        [reply("", shell("echo draft > draft.txt")), reply("thinking"), reply("still thinking")],
+        [reply("", shell("echo draft > draft.txt")), reply("thinking")] + [reply("", shell("true")), reply("still")],
         config="max_iterations = 2",
     )
     out = run_cli("run", "looper", "--json", cwd=repo)
@@ -324,7 +324,7 @@ def test_everything_openbot_writes_under_its_home_is_user_only(repo: Path) -> No
 
 
 def test_headless_run_with_closed_stdin_never_waits(repo: Path) -> None:
-    make_bot("headless", [reply("one"), reply("two")], config="max_iterations = 2\nsleep_secs = 0.2")
+    make_bot("headless", [reply("", shell("true")), reply("one")] * 2, config="max_iterations = 2\nsleep_secs = 0.2")
     # input="" gives the run a stdin pipe that is closed at once (EOF), as under cron
     proc = subprocess.run(
         [sys.executable, "-m", "openbot", "run", "headless"],
@@ -452,7 +452,7 @@ def test_merge_is_refused_when_the_bot_left_uncommitted_work(repo: Path) -> None
 
 
 def test_an_unfinished_run_without_commits_drops_its_branch_and_resume_recreates_it(repo: Path) -> None:
-    bot_dir = make_bot("ponder", [reply("thinking")], config="max_iterations = 1")
+    bot_dir = make_bot("ponder", [reply("", shell("true")), reply("thinking")], config="max_iterations = 1")
     first = json.loads(run_cli("run", "ponder", "--json", cwd=repo).stdout)
     assert first["exit_code"] == 3 and bot_branches(repo) == [] and first["resume_command"]
     (bot_dir / "script.json").write_text(
