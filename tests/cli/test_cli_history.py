@@ -192,7 +192,7 @@ def test_history_in_a_real_subprocess(repo: Path, openbot_home: Path) -> None:
         ([{"tool_calls": [{"name": "shell", "input": {"command": "true"}}]}], "", "during iteration 1)"),
         # Iteration 1 ended without session_complete and iteration 2 found no reply.
         (
-            [{"text": "Looked around."}],
+            [{"tool_calls": [{"name": "shell", "input": {"command": "true"}}]}, {"text": "Looked around."}],
             "max_iterations = 2",
             "start of iteration 2), or set max_iterations = 1",
         ),
@@ -204,7 +204,7 @@ def test_an_exhausted_script_says_where_it_ran_out(repo: Path, script: list, con
     make_bot("scr", script, config=config)
     out = run_cli("run", "scr", cwd=repo)
     assert out.returncode == 1 and "add responses to the script (it ran out " in out.stderr, out.stderr
-    assert hint in out.stderr and "only 1 response " in out.stderr
+    assert hint in out.stderr and f"only {len(script)} response" in out.stderr
     last = sessions("scr")[-1]
     assert hint in metadata(last)["error"]  # what `history --session` shows later
 

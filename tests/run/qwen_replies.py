@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (model replies and call texts are kept verbatim, one line each)
 """Replies of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, llama-server --jinja), as the model wrote them: the
 tool calls are in the text (```json blocks, Hermes tags, bare JSON), never in `tool_calls`.
 

@@ -108,7 +108,7 @@ def test_completed_run_commits_on_its_branch_and_leaves_the_checkout_alone(repo:
 def test_iteration_limit_exits_3_and_saves_uncommitted_work_as_wip(repo: Path) -> None:
     make_bot(
         "looper",
-        [reply("", shell("echo draft > draft.txt")), reply("thinking")] + [reply("", shell("true")), reply("still")],
+        [reply("", shell("echo draft > draft.txt")), reply("thinking"), reply("", shell("true")), reply("x")],
         config="max_iterations = 2",
     )
     out = run_cli("run", "looper", "--json", cwd=repo)
@@ -324,7 +324,8 @@ def test_everything_openbot_writes_under_its_home_is_user_only(repo: Path) -> No
 
 
 def test_headless_run_with_closed_stdin_never_waits(repo: Path) -> None:
-    make_bot("headless", [reply("", shell("true")), reply("one")] * 2, config="max_iterations = 2\nsleep_secs = 0.2")
+    script = [reply("", shell("true")), reply("one")] * 2
+    make_bot("headless", script, config="max_iterations = 2\nsleep_secs = 0.2")
     # input="" gives the run a stdin pipe that is closed at once (EOF), as under cron
     proc = subprocess.run(
         [sys.executable, "-m", "openbot", "run", "headless"],

@@ -92,7 +92,8 @@ def test_agents_md_changed_mid_run_with_thinking_then_resume(repo: Path) -> None
     script = [
         reply("", [shell(edit, 1)], thinking="Change the rules."),
         reply("Iteration 1 done.", thinking="Done for now."),
-        reply("Iteration 2 done.", thinking="Read the new rules."),
+        reply("", [shell("cat AGENTS.md", 2)], thinking="Read the new rules."),
+        reply("Iteration 2 done.", thinking="Done again."),
     ]
     with FakeAnthropic(script) as api:
         code, first, stderr = run(api, repo, "docs")
