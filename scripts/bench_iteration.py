@@ -33,7 +33,10 @@ def setup(home: Path, repo: Path, iterations: int) -> None:
     subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, check=True, env=env)
     bot = home / "bots" / "bench"
     bot.mkdir(parents=True)
-    script = {"responses": [{"text": f"iteration {i} done"} for i in range(iterations)]}
+    # Each iteration acts once (a text-only first reply is re-asked, never an iteration's end) with the
+    # cheapest tool, which runs no command, then ends its turn.
+    look = {"tool_calls": [{"name": "session_history", "input": {"action": "list"}}]}
+    script = {"responses": [r for i in range(iterations) for r in (look, {"text": f"iteration {i} done"})]}
     (bot / "script.json").write_text(json.dumps(script))
     (bot / "config.md").write_text(
         f'+++\nmodel = "scripted:script.json"\nmax_iterations = {iterations}\nsleep_secs = 0\n+++\nBench.\n'
