@@ -243,9 +243,8 @@ class ListSink:
 
 
 def truncate_torn_tail(path: Path) -> int:
-    """Cut a partial last line (a crash mid-write) so the next record starts on its own line.
-
-    Returns the seq of the last intact record (0 if none)."""
+    """Cut a partial last line (a crash mid-write) so the next record starts on its own line; the seq of
+    the last intact record (0 if none)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
