@@ -217,8 +217,7 @@ class EventSink(Protocol):
 
 
 class NullSink:
-    def emit(self, event: Event) -> None:
-        pass
+    def emit(self, event: Event) -> None: ...  # drops every event
 
 
 class TeeSink:
