@@ -84,10 +84,18 @@ def _list(root: Path | None, identity: str) -> None:
         for key, entry in sorted(entries.items()):
             state = ""
             if here and root is not None:
-                current = (
-                    trust.skills_subject(root) if key == trust.SKILLS else trust.bot_subject(root, key[4:])
-                )
-                same = current.sha256 == entry.get("sha256")
-                state = "  current" if same else "  CHANGED: needs trust again"
+                state = _state(root, key, entry)
             when = entry.get("trusted_at", "")
             typer.echo(f"  {key:<24} sha256 {str(entry.get('sha256'))[:12]}  {when}{state}")
+
+
+def _state(root: Path, key: str, entry: dict[str, object]) -> str:
+    """Whether a trusted entry still matches this checkout (a link out or a FIFO there: refused)."""
+    from openbot.errors import ConfigError
+    from openbot.state import trust
+
+    try:
+        current = trust.skills_subject(root) if key == trust.SKILLS else trust.bot_subject(root, key[4:])
+    except ConfigError as e:
+        return f"  REFUSED: {e.message}"
+    return "  current" if current.sha256 == entry.get("sha256") else "  CHANGED: needs trust again"

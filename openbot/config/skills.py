@@ -7,6 +7,8 @@ Layers, least to most specific — on a name clash the more specific one wins, s
     repo      <repo>/.openbot/skills/
     bot       $OPENBOT_HOME/bots/<bot>/skills/, then <repo>/.openbot/bots/<bot>/skills/ for a committed bot
 
+A run reads the repository's two layers once, when it is planned, from the user's checkout: what trust
+hashed (state/trust.py), not the run's own checkout (HEAD's tree, or the agent's branch on a resume).
 A directory holds `<name>.md` files and/or Agent Skills folders `<name>/SKILL.md` (with any extra files).
 A file that does not load (bad frontmatter, a clashing name) is left out and reported, never fatal: a bot
 may write skills for itself, and one bad file must not stop every later run or block its own removal.
@@ -200,6 +202,22 @@ def _shipped(names: list[str]) -> tuple[list[Skill], list[InvalidSkill]]:
     ]
 
 
+Layer = tuple[list[Skill], list[InvalidSkill]]
+
+
+def repo_layers(
+    bot: str, repo_root: Path | None, *, repo_skills: bool, committed: bool
+) -> list[Layer | None]:
+    """The repository's two layers, `.openbot/skills/` and the committed bot's `skills/` (None: not used)."""
+    if repo_root is None:
+        return [None, None]
+    mine = paths.repo_bots_dir(repo_root) / bot / "skills"
+    return [
+        scan(paths.repo_skills_dir(repo_root), "repo", repo_root) if repo_skills else None,
+        scan(mine, "bot", repo_root) if committed else None,
+    ]
+
+
 def check_skills(
     bot: str,
     repo_root: Path | None,
@@ -207,22 +225,20 @@ def check_skills(
     *,
     repo_skills: bool = True,
     committed: bool | None = None,
+    fixed: list[Layer | None] | None = None,
 ) -> tuple[list[Skill], list[InvalidSkill]]:
     """The skills a bot's prompt gets (one per name, the most specific layer winning), and skipped files.
 
-    A run passes `repo_skills` (the repo's skills are trusted) and `committed` (the committed bot runs, not
-    a home bot of its name); by default both layers count wherever they exist (for listing)."""
-    layers = [_shipped(shipped), scan(paths.global_skills_dir(), "global")]
-    if repo_root is not None and repo_skills:
-        layers.append(scan(paths.repo_skills_dir(repo_root), "repo", repo_root))
-    layers.append(scan(paths.bot_skills_dir(bot), "bot"))
+    A run passes `fixed`: the repository's layers read once, where and when trust checked them
+    (`repo_layers`); by default both are read now wherever they exist (for listing)."""
     if committed is None:
         committed = repo_root is not None and (paths.repo_bots_dir(repo_root) / bot / "config.md").is_file()
-    if repo_root is not None and committed:
-        layers.append(scan(paths.repo_bots_dir(repo_root) / bot / "skills", "bot", repo_root))
+    repo, mine = fixed or repo_layers(bot, repo_root, repo_skills=repo_skills, committed=committed)
+    home = scan(paths.bot_skills_dir(bot), "bot")
+    layers = [_shipped(shipped), scan(paths.global_skills_dir(), "global"), repo, home, mine]
     merged: dict[str, Skill] = {}
     invalid: list[InvalidSkill] = []
-    for skills, bad in layers:
+    for skills, bad in (layer for layer in layers if layer is not None):
         invalid += bad
         for skill in skills:
             merged.pop(skill.name, None)  # re-insert so the order shows the layer that won
@@ -252,18 +268,13 @@ def _within_budget(
 
 
 def load_skills_checked(
-    bot: str,
-    repo_root: Path | None,
-    shipped: list[str],
-    *,
-    repo_skills: bool = True,
-    committed: bool | None = None,
+    bot: str, repo_root: Path | None, shipped: list[str], fixed: list[Layer | None] | None = None
 ) -> tuple[list[Skill], list[str]]:
     """The bot's prompt skills, and one warning line per skill file skipped because it does not load.
 
     A bad file (maybe one the bot wrote itself) must not stop every later run: it is left out and reported.
     """
-    skills, invalid = check_skills(bot, repo_root, shipped, repo_skills=repo_skills, committed=committed)
+    skills, invalid = check_skills(bot, repo_root, shipped, fixed=fixed)
     return skills, [i.warning(bot) for i in invalid]
 
 

@@ -20,6 +20,7 @@ from openbot.config.botconfig import BotConfig, resolve
 from openbot.config.bots import BotRef, find_bot
 from openbot.config.integrations import check_environment, secret_values
 from openbot.config.model_names import parse_model, resolve_script
+from openbot.config.skills import Layer
 from openbot.config.verify import VerifySpec, spec_for
 from openbot.errors import UsageError
 from openbot.git.repo import RepoInfo, find_repo
@@ -71,7 +72,7 @@ class RunPlan:
     with_changes: bool
     resume: RunRecord | None
     notices: list[str] = field(default_factory=list)  # said first: which bot runs and why, skipped skills
-    repo_skills: bool = False  # the repository's .openbot/skills/ reach the prompt (trusted)
+    repo_layers: list[Layer | None] = field(default_factory=lambda: [None, None])  # read once (preflight)
     window: int | None = None  # the model's context window (Models API), None when unknown
     server_compaction: bool = False  # the API compacts the conversation itself (openbot's is the fallback)
     warnings: list[str] = field(default_factory=list)  # said when the run starts (a deprecated model…)
@@ -85,7 +86,7 @@ def plan_run(req: RunRequest) -> RunPlan:
     bot = find_bot(req.bot, repo.workdir if repo else None, req.bot_source)
     bot_file = bot.load()
     notices = [preflight.check_bot_trusted(bot, bot_file, repo, req.trust_repo_bots), *bot_file.notices]
-    repo_skills, skipped = preflight.repo_skills_allowed(repo, req.trust_repo_bots)
+    repo_layers, skipped = preflight.repo_layers(bot, repo, req.trust_repo_bots)
     config = resolve(bot_file.values, _flags(req), str(bot_file.path))
     if repo is None:
         _check_outside_a_repo(req.cwd, config.skip_git_check)
@@ -121,7 +122,7 @@ def plan_run(req: RunRequest) -> RunPlan:
         with_changes=req.with_changes,
         resume=resume,
         notices=[n for n in [*notices, *legacy, skipped] if n],
-        repo_skills=repo_skills,
+        repo_layers=repo_layers,
         window=facts.max_input_tokens if facts else None,
         server_compaction=bool(facts and server_trigger(config, facts.compaction_window)),
         warnings=_model_warnings(model, facts),

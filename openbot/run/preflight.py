@@ -14,6 +14,7 @@ from openbot.errors import UsageError
 if TYPE_CHECKING:
     from openbot.config.botconfig import BotFile
     from openbot.config.bots import BotRef
+    from openbot.config.skills import Layer
     from openbot.config.verify import VerifySpec
     from openbot.git.repo import RepoInfo
     from openbot.state.runstate import RunRecord
@@ -54,6 +55,17 @@ def repo_skills_allowed(repo: RepoInfo | None, explicit: bool) -> tuple[bool, st
     if repo is None:
         return False, ""
     return trust.repo_skills_allowed(repo.workdir, repo_identity(repo), explicit or trust.env_trusts())
+
+
+def repo_layers(bot: BotRef, repo: RepoInfo | None, explicit: bool) -> tuple[list[Layer | None], str]:
+    """The repository's skill layers this run gets, read now from the user's checkout, where trust has just
+    hashed them (the run's own checkout may hold other ones: HEAD's tree, the agent's branch), and the
+    line that says the repository's skills were skipped, if they were."""
+    from openbot.config.skills import repo_layers as read_layers
+
+    allowed, skipped = repo_skills_allowed(repo, explicit)
+    root = repo.workdir if repo is not None else None
+    return read_layers(bot.name, root, repo_skills=allowed, committed=bot.source == "repo"), skipped
 
 
 def is_git_dir(path: Path) -> bool:

@@ -13,7 +13,6 @@ import contextlib
 import os
 import signal
 from itertools import count
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openbot import paths
@@ -231,15 +230,10 @@ class Runner:
 
     def _load_skills(self) -> list[Skill]:
         """Reload skills each iteration; a skill broken mid-run (maybe by the bot) keeps the last good set."""
-        plan, ws = self.plan, self.parts.workspace
-        repo_root: Path | None = ws.workdir if plan.repo is not None else None
+        plan = self.plan  # the repository's layers were read once, by the plan, where trust checked them
         try:
             skills, problems = load_skills_checked(
-                plan.bot.name,
-                repo_root,
-                plan.config.shipped_skills,
-                repo_skills=plan.repo_skills,
-                committed=plan.bot.source == "repo",
+                plan.bot.name, None, plan.config.shipped_skills, plan.repo_layers
             )
         except ConfigError as e:
             if self.skills is None:

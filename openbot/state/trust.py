@@ -7,7 +7,9 @@ the manner of direnv's `allow`.
 
 The repository identity is the project's (its `origin` url, else its git dir: state/project.py), and each
 entry holds the sha256 of every file it covers — a committed bot's whole directory (config, scripts, its
-skills), or `.openbot/skills/` — so any change, one byte or one new file, needs trust again.
+skills), or `.openbot/skills/`, links followed within the repository (state/trustdigest.py) — so any
+change, one byte or one new file, also behind a link, needs trust again. A run reads the skills of what it
+checks from the same place, the user's checkout, at the same moment (run/preflight.repo_layers).
 `OPENBOT_TRUST_REPO_BOTS=1` (or `openbot run --trust-repo-bots`) trusts explicitly, for CI.
 """
 
@@ -24,6 +26,7 @@ from typing import Any
 from openbot import paths
 from openbot.errors import ConfigError
 from openbot.files import write_atomic
+from openbot.state.trustdigest import digest
 
 TRUST_ENV = "OPENBOT_TRUST_REPO_BOTS"
 SKILLS = "skills"  # the entry for `.openbot/skills/`; bots are "bot:<name>"
@@ -42,22 +45,6 @@ def bot_key(name: str) -> str:
     return f"bot:{name}"
 
 
-def digest(root: Path) -> str:
-    """sha256 over every file below `root` (relative path and content; a symlink by its target), "" if
-    `root` does not exist. What the loaders read is what is hashed: a symlinked file counts by content."""
-    if not root.is_dir():
-        return ""
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix().encode()
-        if path.is_symlink():
-            h.update(b"L\0" + rel + b"\0" + os.readlink(path).encode() + b"\0")
-        if path.is_file():
-            data = path.read_bytes()
-            h.update(b"F\0" + rel + b"\0" + str(len(data)).encode() + b"\0" + data)
-    return h.hexdigest()
-
-
 @dataclass(frozen=True)
 class Subject:
     """One thing a repository commits that needs trust: a bot's directory, or its skills directory."""
@@ -69,12 +56,12 @@ class Subject:
 
 def bot_subject(repo_root: Path, name: str) -> Subject:
     path = paths.repo_bots_dir(repo_root) / name
-    return Subject(bot_key(name), path, digest(path))
+    return Subject(bot_key(name), path, digest(path, repo_root))
 
 
 def skills_subject(repo_root: Path) -> Subject:
     path = paths.repo_skills_dir(repo_root)
-    return Subject(SKILLS, path, digest(path))
+    return Subject(SKILLS, path, digest(path, repo_root))
 
 
 class TrustStore:
@@ -176,7 +163,7 @@ def require_trusted_bot(repo_root: Path, identity: str, name: str, wants: str, e
     returns the line that says why it may run."""
     from openbot.errors import UsageError
 
-    subject = bot_subject(repo_root, name)
+    subject = bot_subject(repo_root, name)  # even when trusted explicitly: a link out or a FIFO is refused
     if explicit:
         return f"trusted by --trust-repo-bots / {TRUST_ENV}=1 (it asks for {wants})"
     store = TrustStore.load(identity)
@@ -192,7 +179,10 @@ def require_trusted_bot(repo_root: Path, identity: str, name: str, wants: str, e
 
 def repo_skills_allowed(repo_root: Path, identity: str, explicit: bool) -> tuple[bool, str]:
     """Whether `.openbot/skills/` may reach the prompt, and a line to show when it may not."""
-    subject = skills_subject(repo_root)
+    try:
+        subject = skills_subject(repo_root)
+    except ConfigError as e:
+        return False, f"skipped the repository's skills: {e.one_line()}"
     if not subject.sha256 or explicit or TrustStore.load(identity).trusted(subject):
         return True, ""
     return False, (

@@ -124,7 +124,10 @@ def test_links_to_openbots_environ_planted_by_the_agent_are_not_read(repo: Path)
     assert CANARY not in said and "PATH=" not in said
     assert "[openbot did not read AGENTS.md: refused to read: it is a symlink out of" in said
     warnings = [line for line in out.stderr.splitlines() if "skipped invalid skill" in line]
-    assert len(warnings) == 3 and all("symlink out of" in w for w in warnings)
+    # the repository's layer is read once, from the user's checkout (where trust hashes it): the link
+    # planted in the agent's checkout is not even looked at
+    assert len(warnings) == 2 and all("symlink out of" in w for w in warnings)
+    assert "repo-env.md" not in out.stderr
 
 
 def test_a_blocking_skill_or_doc_is_skipped_not_waited_on(repo: Path, tmp_path: Path) -> None:
