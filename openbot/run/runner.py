@@ -89,7 +89,7 @@ class Runner:
             self._complete(done.completion)
             self._set_status(done.status, exit_code_of(done))
         except Unverified as stop:
-            self._complete(stop.completion)
+            self._complete(stop.completion, unverified=True)
             self._set_status(stop.status, exit_code_of(stop), stop.message)
         except Stop as stop:
             self._set_status(stop.status, exit_code_of(stop), stop.message)
@@ -103,8 +103,10 @@ class Runner:
             self._finish()
         return RunResult(self.record, self.resume_command, self.parts.budget.status())
 
-    def _complete(self, asked: Completion) -> None:
+    def _complete(self, asked: Completion, *, unverified: bool = False) -> None:
         self.asked, self.completion = asked, self.verifier.gate(asked)
+        if unverified and self.completion is not None and self.completion.action != "merge":
+            self.completion = None  # its branch is kept as an unfinished run's: resumable, even when empty
 
     def _iterate(self, number: int) -> None:
         """One session; whatever ends it, it is recorded before the ending goes on to `execute`."""

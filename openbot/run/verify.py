@@ -78,12 +78,21 @@ class Verifier:
         return self.record.verified is True or self.spec.merge_unverified
 
     def explain(self, asked: Completion | None) -> None:
-        """Say in the record why a requested merge became a review (after the action was applied)."""
+        """Say in the record why a requested merge became a review (after the action was applied); an
+        unverified run's branch was kept like an unfinished run's (Runner._complete)."""
         rec = self.record
-        if asked is None or asked.action != "merge" or self.allowed_merge():
+        if asked is None or self.allowed_merge() and asked.action == "merge":
             return
-        why = "the work was not verified" if self.spec.commands else "no verify commands checked the work"
-        rec.action_message = f"not merged: {why} (merge_unverified = false); {rec.action_message}".strip("; ")
+        if rec.status == "unverified" and not rec.action:
+            rec.action = "review" if not rec.empty_branch_deleted else ""
+            kept = f"branch {rec.branch} kept for review" if rec.action else "no commits to keep"
+            head = "not merged: " if asked.action == "merge" else ""
+            rec.action_message = f"{head}the work was not verified: {kept} (resume the run to try again)"
+        elif asked.action == "merge":
+            why = "the work was not verified" if self.spec.commands else "no verify commands checked the work"
+            rec.action_message = f"not merged: {why} (merge_unverified = false); {rec.action_message}".strip(
+                "; "
+            )
 
     def _repo(self) -> RunRepo | None:
         return self.workspace.wt

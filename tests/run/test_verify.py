@@ -177,3 +177,17 @@ def test_the_check_imports_the_committed_work_not_the_users_editable_install(tmp
     assert out.returncode == 5, out.stderr
     (failed,) = verifications("edit")
     assert failed["checks"][0]["exit_code"] == 1
+
+
+def test_an_unverified_run_resumes_with_its_branch_and_new_attempts(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    bot_dir = make_bot("again", [reply("", complete("done", "merge"))], VERIFY + "verify_attempts = 1\n")
+    first = run_cli("run", "again", "--json", cwd=repo)
+    assert first.returncode == 5, first.stderr
+    script = {"responses": [reply("", FIX), reply("", complete("fixed", "merge"))]}
+    (bot_dir / "script.json").write_text(json.dumps(script))
+    resumed = run_cli("run", "again", "--resume", json.loads(first.stdout)["run_id"], "--json", cwd=repo)
+    assert resumed.returncode == 0, resumed.stderr
+    result = json.loads(resumed.stdout)
+    assert result["status"] == "completed" and result["verified"] is True and result["action"] == "merge"
+    assert git(repo, "rev-parse", "main") == result["verified_sha"]
