@@ -15,6 +15,7 @@ from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, sh
 
 CALC = "def double(x):\n    return x\n"
 TEST = "from calc import double\nassert double(3) == 6, double(3)\nprint('ok')\n"
+COMMIT = "git commit -qam fix\n"
 FIX = "sed -i 's/return x$/return 2 * x/' calc.py\n"
 SCRIPT = [
     reply("Running the fixer.", shell("sh solve.sh")),
@@ -128,3 +129,25 @@ def test_eval_bad_suite_is_one_line_exit_2(tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text('[[task]]\nprompt = "p"\ncheck = "true"\nfiles = {a = "b"}\n')
     proc = run_cli("eval", "s.toml", "--bot", "nobody", cwd=tmp_path)
     assert proc.returncode == 2 and "no bot 'nobody'" in proc.stderr
+
+
+def test_eval_shows_the_runs_own_verification_beside_the_check(tmp_path: Path) -> None:
+    # A bot whose verify command is the task's test: openbot's verdict is shown, the check still decides.
+    make_bot(
+        "fixer",
+        [reply("", shell("sh solve.sh")), reply("", complete())],
+        config='verify = ["python3 test_calc.py"]\nverify_attempts = 1',
+    )
+    (tmp_path / "suite.toml").write_text(
+        'bot = "fixer"\n[defaults]\nmax_iterations = 1\n\n'
+        + _recipe("fixed", FIX + COMMIT, 1)  # openbot verifies what is committed
+        + _recipe("broken", "sed -i 's/return x$/return x + 2/' calc.py\n" + COMMIT, 1)
+    )
+    proc = run_cli("eval", "suite.toml", "--json", "o.json", cwd=tmp_path, timeout=600)
+    by = {r["name"]: r for r in json.loads((tmp_path / "o.json").read_text())["results"]}
+    assert by["fixed"]["verified"] == "verified" and by["fixed"]["solved"], proc.stderr
+    broken = by["broken"]
+    assert broken["verified"] == "unverified" and broken["exit_code"] == 5 and not broken["solved"]
+    assert not broken["claimed_done"]  # openbot itself did not call it done
+    assert "| broken | no | failed (1) | 5 | unverified | unverified |" in proc.stdout
+    assert "the run's own verification agreed with the check on 2 of 2" in proc.stdout
