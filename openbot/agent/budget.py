@@ -34,9 +34,11 @@ class Budget:
             raise LimitReached(
                 "max_cost_usd", f"cost limit reached: ${s.cost_usd:.4f} spent of ${self.max_cost_usd:.4f}"
             )
-        if self.max_tokens and s.total_tokens >= self.max_tokens:
+        if self.max_tokens and s.budget_tokens >= self.max_tokens:
             raise LimitReached(
-                "max_tokens", f"token limit reached: {s.total_tokens:,} used of {self.max_tokens:,}"
+                "max_tokens",
+                f"token limit reached: {s.budget_tokens:,} used of {self.max_tokens:,} "
+                "(input, output and cache writes)",
             )
         if self.max_minutes and self.minutes() >= self.max_minutes:
             raise LimitReached(
@@ -50,7 +52,7 @@ class Budget:
             "cost_usd": round(self.spent.cost_usd, 6),
             "cost_known": self.spent.cost_known,
             "max_cost_usd": self.max_cost_usd or None,
-            "tokens": self.spent.total_tokens,
+            "tokens": self.spent.budget_tokens,  # what max_tokens counts
             "max_tokens": self.max_tokens or None,
             "minutes": round(self.minutes(), 2),
             "max_minutes": self.max_minutes or None,

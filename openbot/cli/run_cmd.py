@@ -58,7 +58,9 @@ def run_command(
     max_cost_usd: float | None = typer.Option(
         None, "--max-cost-usd", min=0, help="Stop at this spend (USD)."
     ),  # noqa: UP045
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=0, help="Stop at this many tokens."),  # noqa: UP045
+    max_tokens: Optional[int] = typer.Option(  # noqa: UP045
+        None, "--max-tokens", min=0, help="Stop at this many tokens (cache reads not counted)."
+    ),
     max_minutes: float | None = typer.Option(None, "--max-minutes", min=0, help="Stop after this wall time."),  # noqa: UP045
     max_output_tokens: int | None = typer.Option(
         None, "--max-output-tokens", help="Output limit of one model call."

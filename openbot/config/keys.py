@@ -80,7 +80,10 @@ class BotConfig:
         600, "Default timeout of one shell command.", allowed=Range(0, above=True, high=WEEK_SECS)
     )
     max_cost_usd: float = _f(0.0, "Stop the run at this spend in USD; 0 means no limit.")
-    max_tokens: int = _f(0, "Stop the run at this many tokens (all kinds); 0 means no limit.")
+    max_tokens: int = _f(
+        0,
+        "Stop the run at this many tokens (input, output, cache writes; not cache reads); 0 means no limit.",
+    )
     max_minutes: float = _f(0.0, "Stop the run after this wall time; 0 means no limit.")
     shipped_skills: list[str] = _f([], 'Skills shipped with openbot to include, by name; ["*"] means all.')
     # The model's knobs (openbot.agent.models.base.ModelOptions).

@@ -119,7 +119,7 @@ def test_budget_is_checked_before_every_call(tmp_path: Path) -> None:
     with pytest.raises(LimitReached) as e:
         turn.run()
     assert e.value.kind == "max_tokens" and len(model.requests) == 2
-    assert turn.result.usage.total_tokens == 1220
+    assert turn.result.usage.budget_tokens == 1220
 
 
 def test_scripted_model_fails_by_name_when_over_called(tmp_path: Path) -> None:

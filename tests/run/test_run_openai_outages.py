@@ -43,14 +43,21 @@ def test_429s_529s_a_cut_and_a_stall_are_waited_out_and_the_run_completes(repo: 
 
 
 @pytest.mark.parametrize("protocol", ["responses", "chat"])
-def test_a_token_budget_stops_the_run_with_exit_3(repo: Path, protocol: str) -> None:
+def test_a_token_budget_counts_what_was_processed_not_cache_reads(repo: Path, protocol: str) -> None:
     script: list[Reply] = [reply("", [shell(f"echo {n}", f"call_{n}")]) for n in range(5)]
-    with FakeOpenAI(script, models={"gpt-5.1": {}, "coder": {}}) as api:
+    with FakeOpenAI([*script, reply("", [complete()])], models={"gpt-5.1": {}, "coder": {}}) as api:
         bot("budget", MODELS[protocol], "max_tokens = 5000\nmax_repeats = 50")
+        code, result, stderr = run(api, repo, "budget")
+    # Bug fixed: the budget counted the cached prefix again on every call, and stopped this run at 5,000
+    tokens = result["tokens"]
+    assert code == 0 and sum(tokens.values()) > 5000 and tokens["cache_read"] > 0, stderr
+    assert result["budget"]["tokens"] == tokens["input"] + tokens["output"] + tokens["cache_write"] < 5000
+    with FakeOpenAI(script, models={"gpt-5.1": {}, "coder": {}}) as api:
+        bot("budget", MODELS[protocol], "max_tokens = 1500\nmax_repeats = 50")
         code, result, stderr = run(api, repo, "budget")
         left = len(api.items) - len(api.bodies)
     assert code == 3 and result["status"] == "limit" and "token limit" in result["reason"], stderr
-    assert left > 0 and result["budget"]["tokens"] > 5000  # stopped at the first check past the limit
+    assert left > 0 and result["budget"]["tokens"] >= 1500  # stopped at the first check past the limit
 
 
 def test_a_cost_budget_stops_an_openai_run_and_a_local_one_is_priced_by_its_config(repo: Path) -> None:

@@ -68,6 +68,13 @@ class Usage:
         return self.context_tokens or self.prompt_tokens
 
     @property
+    def budget_tokens(self) -> int:
+        """What `max_tokens` counts: input, output and cache writes. A cache read is the same prefix read
+        again at a tenth of the price; counting it would make the budget grow with the square of the
+        conversation's length, so a long run would stop at a small fraction of what was processed."""
+        return self.input_tokens + self.output_tokens + self.cache_write_tokens
+
+    @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
