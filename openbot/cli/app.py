@@ -6,6 +6,7 @@ import errno
 from typing import Any
 
 import typer
+from typer._click.exceptions import UsageError
 from typer.core import TyperGroup
 
 from openbot import __version__
@@ -17,12 +18,17 @@ class _OpenbotGroup(TyperGroup):
     """Maps OpenbotError to its exit code and one line on stderr; a traceback only with OPENBOT_DEBUG=1."""
 
     def invoke(self, ctx: Any) -> Any:
+        args = [*getattr(ctx, "_protected_args", []), *ctx.args]  # the group's invoke consumes them
         try:
             return super().invoke(ctx)
+        except UsageError as e:  # typer's own (a bad option): a --json/jsonl reader gets its summary line too
+            _machine_summary(args, e.format_message(), e.exit_code)
+            raise
         except OpenbotError as e:
             if debug_enabled():
                 raise
             # Messages may quote files the agent wrote (configs, skills, records): shown, not interpreted.
+            _machine_summary(args, e.one_line(), exit_code_of(e))
             typer.echo(visible(f"openbot: error: {e.one_line()}"), err=True)
             raise typer.Exit(exit_code_of(e)) from None
         except OSError as e:  # the filesystem said no (OPENBOT_HOME is a file, a disk is full, ...)
@@ -31,6 +37,29 @@ class _OpenbotGroup(TyperGroup):
             where = f": {e.filename}" if e.filename else ""
             typer.echo(f"openbot: error: {e.strerror or e}{where} (OPENBOT_DEBUG=1 shows where)", err=True)
             raise typer.Exit(exit_code_of(e)) from None
+
+
+def _machine_summary(args: list[str], message: str, code: int) -> None:
+    """`run --json` / `--output json|jsonl` promise a JSON summary on stdout: a run that never started
+    (usage or config error) still gives one, `status: "error"`, so a script reading stdout learns why."""
+    if not args or args[0] != "run":
+        return
+    pairs = list(zip(args, [*args[1:], ""], strict=True))
+    wanted = "--json" in args or any(
+        (a in ("--output", "-o") and b in ("json", "jsonl")) or a in ("--output=json", "--output=jsonl")
+        for a, b in pairs
+    )
+    if wanted:
+        import json
+
+        line = {
+            "type": "run_summary",
+            "run_id": None,
+            "status": "error",
+            "exit_code": code,
+            "reason": message,
+        }
+        typer.echo(visible(json.dumps(line, ensure_ascii=False)))
 
 
 app = typer.Typer(
@@ -67,10 +96,13 @@ def get_app() -> typer.Typer:
 
 
 def _hide_flag_types(command: Any) -> None:
-    """A flag takes no value, so its help row shows none (typer would print `<bool>` after each)."""
+    """A flag takes no value, so its help row shows none (typer would print `<bool>` after each); and
+    arguments read the same in every usage line."""
     for param in getattr(command, "params", []):
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
+        if getattr(param, "param_type_name", "") == "argument" and param.name:
+            param.metavar = param.name.upper()  # every usage line alike: {BOT} required, [BOT] optional
     make_help_option = command.get_help_option  # --help is made per context, not listed in params
 
     def help_option(ctx: Any) -> Any:

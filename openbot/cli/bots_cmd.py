@@ -53,8 +53,13 @@ def list_(as_json: bool = typer.Option(False, "--json", help="Print a JSON list 
         typer.echo("no bots yet; create one with `openbot bots create <name>`")
         return
     width = max(len(r["name"]) for r in rows)
+    # The model column is as wide as the longest model (a scripted path or a long local name included),
+    # capped so one very long name cannot push every description off the screen.
+    models = min(max((len(r["model"] or "") for r in rows if not r["error"]), default=0), 40)
     for r in rows:
-        what = f"invalid: {r['error']}" if r["error"] else f"{r['model']}  {r['description']}".rstrip()
+        model = r["model"] or ""
+        model = model if len(model) <= models else model[: models - 1] + "…"
+        what = f"invalid: {r['error']}" if r["error"] else f"{model:<{models}}  {r['description']}".rstrip()
         mark = "  (shadowed by your home bot; --bot-source repo runs it)" if r["shadowed"] else ""
         typer.echo(visible(f"{r['name']:<{width}}  {r['source']:<4}  {what}{mark}"))
     for r in rows:

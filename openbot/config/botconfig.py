@@ -164,8 +164,9 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
             )
         choices = fields[key].metadata["choices"]
         if choices and value not in choices:
+            listed = ", ".join(c or '"" (the default)' for c in choices)
             raise ConfigError(
-                f"{source}: key '{key}' has unknown value {shown}", hint=f"use one of: {', '.join(choices)}"
+                f"{source}: key '{key}' has unknown value {shown}", hint=f"use one of: {listed}"
             )
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(

@@ -66,7 +66,8 @@ def slack_text(p: dict[str, Any]) -> str:
     tokens = sum((p.get("tokens") or {}).values())
     where = f"branch `{p['branch']}`" if p.get("branch") else "no branch"
     cost = money(p.get("cost_usd", 0), p.get("cost_known") is not False, places=2)
-    lines.append(f"{where} · {p.get('iterations', 0)} iterations · {tokens:,} tokens · {cost}")
+    n = p.get("iterations", 0)
+    lines.append(f"{where} · {n} iteration{'' if n == 1 else 's'} · {tokens:,} tokens · {cost}")
     if p.get("summary"):
         lines.append(str(p["summary"]).splitlines()[0][:300])
     if verified_text(p):

@@ -246,7 +246,16 @@ def render_session_html(metadata: Mapping[str, Any], events: list[dict[str, Any]
     rows = "".join(
         f"<tr><th>{_e(label)}</th><td>{value}</td></tr>" for label, value in _metadata_rows(metadata)
     )
-    transcript = "\n".join(_entry_html(e) for e in entries(events))
+    listed = list(entries(events))
+    # A shell call shows as its command, with its output; the call itself only when the command never
+    # finished (a killed run), so nothing is listed twice. Its anchor stays, so links to it still work.
+    ran = {x.command for x in listed if isinstance(x, Ran) and x.done}
+    transcript = "\n".join(
+        f'<a id="e{e.seq}"></a>'
+        if isinstance(e, Called) and e.only_a_command and e.input.get("command") in ran
+        else _entry_html(e)
+        for e in listed
+    )
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'

@@ -20,6 +20,8 @@ def test_export_html_of_the_latest_session(repo: Path, tmp_path: Path) -> None:
     assert page.startswith("<!DOCTYPE html>") or page.lower().startswith("<!doctype html>")
     assert "&lt;script&gt;x&lt;/script&gt;" in page and "<script>x</script>" not in page
     assert "Listing &lt;files&gt;." in page
+    # each command is shown once, with its output: not once as a call and again as a command
+    assert page.count("echo &#x27;&lt;script&gt;x&lt;/script&gt;&#x27;") == 1
     assert 'src="http' not in page and 'href="http' not in page  # self-contained: no external assets
 
 

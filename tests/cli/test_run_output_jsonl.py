@@ -103,8 +103,14 @@ def test_a_consumer_that_goes_away_does_not_stop_the_run_from_saving_its_work(re
 def test_json_and_jsonl_together_are_a_usage_error(repo: Path) -> None:
     make_bot("live", [reply("", complete())])
     out = run_cli("run", "live", "--output", "jsonl", "--json", cwd=repo)
-    assert out.returncode == 2 and out.stdout == ""
+    # a reader of stdout still learns why: one summary line, status "error"
+    [summary] = [json.loads(line) for line in out.stdout.splitlines()]
+    assert out.returncode == 2 and summary["type"] == "run_summary" and summary["status"] == "error"
+    assert summary["exit_code"] == 2 and "--json and --output jsonl" in summary["reason"]
     assert "--json and --output jsonl" in out.stderr and "Traceback" not in out.stderr
+    for bad_option in (["--effort", "extreme"], ["--no-such-option"]):
+        out = run_cli("run", "live", "-o", "jsonl", *bad_option, cwd=repo)
+        assert out.returncode == 2 and json.loads(out.stdout)["status"] == "error", bad_option
     bad = run_cli("run", "live", "--output", "yaml", cwd=repo)
     assert bad.returncode == 2 and "--output 'yaml' is not one of text, json, jsonl" in bad.stderr
     assert sessions("live") == []  # refused before anything was created
