@@ -56,7 +56,8 @@ def setup(top: Path, nobody: bool) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "the user's notify script")
     edit = {"command": "create", "path": "tools/page-me.sh", "file_text": script(top, "agent")}
-    config = 'sleep_secs = 0\n[[notify]]\ncommand = ["./tools/page-me.sh"]\nenv = ["PAGER_TOKEN"]'
+    notify = '[[notify]]\ncommand = ["./tools/page-me.sh"]\nenv = ["PAGER_TOKEN"]'
+    config = f"sleep_secs = 0\nmerge_unverified = true  # the merge itself is the attack\n{notify}"
     commit = shell("git commit -qam 'page me differently'")
     steps = [reply("", {"name": "edit", "input": edit}, commit), reply("", complete("done", "merge"))]
     make_bot("pager", steps, config)
