@@ -143,8 +143,7 @@ class Error(Event):
     kind: str = ""
 
 
-# What a Notice is about; docs/EVENTS.md says what each one's `data` holds and which log keeps it.
-NoticeKind = Literal[
+NoticeKind = Literal[  # docs/EVENTS.md says what each one's `data` holds and which log keeps it
     "context_compacted",
     "reply_truncated",
     "truncated_tool_call",
@@ -156,6 +155,7 @@ NoticeKind = Literal[
     "pause_turn",
     "refusal",
     "prompt_too_long",
+    "model_switched",
     "sandbox_unconfined",
     "dead_run_marked",
     "worktree_swept",

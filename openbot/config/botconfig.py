@@ -81,17 +81,20 @@ def _non_finite_hint(key: str) -> str:
     return f"use a finite number, e.g. {key} = {toml_value(f.default)}"
 
 
-def _check_model(model: str, source: str) -> None:
+def _check_model(model: str, source: str, key: str = "model") -> None:
     """An empty name would reach the API (or the key check) as `''`; `scripted:` alone names no file."""
     if not model.strip():
         raise ConfigError(
-            f"{source}: key 'model' is empty", hint=f'name a Claude model, e.g. model = "{DEFAULT_MODEL}"'
+            f"{source}: key '{key}' is empty"
+            if key == "model"
+            else f"{source}: key '{key}' holds an empty name",
+            hint=f'name a Claude model, e.g. model = "{DEFAULT_MODEL}"',
         )
-    name = parse_model(model)
+    name, verb = parse_model(model), "is" if key == "model" else "holds"
     if name.backend == "scripted" and not name.target.strip():
         raise ConfigError(
-            f"{source}: key 'model' is {toml_value(model)}, which names no script file",
-            hint='write model = "scripted:<path to a JSON script>"',
+            f"{source}: key '{key}' {verb} {toml_value(model)}, which names no script file",
+            hint='write "scripted:<path to a JSON script>"',
         )
 
 
@@ -180,6 +183,8 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
             )
     # Checked here, not mid-run, so `bots show`, `doctor` and `run` all refuse them before anything starts.
     _check_model(values.get("model", DEFAULT_MODEL), source)
+    for fallback in values.get("fallback_models", []):
+        _check_model(fallback, source, "fallback_models")
     _check_env_passthrough(values.get("env_passthrough", []), source)
     _check_thinking(values.get("thinking", ""), source)
     _check_shipped_skills(values.get("shipped_skills", []), source)

@@ -109,6 +109,9 @@ class BotConfig:
         "Silence on a model stream longer than this is a stall (the call is re-sent).",
         allowed=Range(1, high=3600),
     )
+    fallback_models: list[str] = _f(
+        [], "Models the run goes on with, in order, when `model` stays down or refuses (docs/MODELS.md)."
+    )
     # OpenAI and OpenAI-compatible servers (openbot.agent.models.openai.endpoint; docs/MODELS.md).
     base_url: str = _f(
         "", "The OpenAI or compatible server's URL, e.g. http://gpu:8000/v1 (else OPENAI_BASE_URL)."

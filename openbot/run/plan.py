@@ -15,7 +15,7 @@ from typing import Any
 from openbot.agent.models.base import ModelBackend
 from openbot.agent.models.catalog import ModelFacts, lookup
 from openbot.agent.models.params import server_trigger
-from openbot.agent.models.registry import load_backend, make_ready
+from openbot.agent.models.registry import fallback_chain, load_backend, make_ready
 from openbot.config.botconfig import BotConfig, resolve
 from openbot.config.bots import BotRef, find_bot
 from openbot.config.integrations import check_environment, secret_values
@@ -93,6 +93,14 @@ def plan_run(req: RunRequest) -> RunPlan:
     # A script named on the command line is the current directory's; one in config.md the bot's.
     model = resolve_script(config.model, req.cwd if req.model else bot_file.path.parent)
     backend, facts = _model(model, config, req.allow_unknown_price)
+    if config.fallback_models:  # each checked as the model is (key, server, Models API), in order
+        backend = fallback_chain(
+            [backend]
+            + [
+                _model(resolve_script(m, bot_file.path.parent), config, req.allow_unknown_price)[0]
+                for m in config.fallback_models
+            ]
+        )
     project, resume = _project_and_resume(req, bot)
     use_worktree = repo is not None and not req.no_worktree and (resume is None or resume.use_worktree)
     if use_worktree and repo is not None:

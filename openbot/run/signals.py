@@ -127,8 +127,11 @@ class GuardedModel:
 
     def __init__(self, inner: ModelBackend, guard: Guard) -> None:
         self.inner = inner
-        self.model = inner.model
         self.guard = guard
+
+    @property
+    def model(self) -> str:  # the model answering now (a fallback chain switches)
+        return self.inner.model
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
         with self.guard.model_call():

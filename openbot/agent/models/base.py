@@ -172,7 +172,8 @@ def with_room(ask: Callable[[int], ModelReply], limit: int, ceiling: int, sink: 
 class ModelBackend(Protocol):
     """Anything that turns a request into one assistant reply, streaming text to `sink` as it arrives."""
 
-    model: str
+    @property
+    def model(self) -> str: ...  # the name of the model answering now (a fallback chain switches)
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply: ...
 

@@ -42,6 +42,11 @@ class Outage(Exception):
         return f"{self.kind}: {self.detail}"
 
 
+class ApiUnavailable(ModelError):
+    """The API stayed unavailable for the whole patience (or its attempts): the run's model is down
+    (`fallback_models` go on from here)."""
+
+
 def retry_after(headers: object) -> float | None:
     """Seconds from `retry-after-ms` (preferred, precise) or `retry-after` (seconds or an HTTP date), as
     the SDK reads them: a value of 0 or less is no ask at all (the backoff applies), never a hot loop."""
@@ -117,7 +122,7 @@ class Patience:
         waited = now - self.first_failure
         out_of_attempts = self.max_attempts and self.attempt >= self.max_attempts
         if out_of_attempts or waited + wait > self.patience_secs:
-            raise ModelError(
+            raise ApiUnavailable(
                 f"the API stayed {outage.kind} for {_duration(waited)} over {self.attempt} attempts "
                 f"({outage.detail})",
                 hint="the API may be down or overloaded; resume the run later, or raise api_patience_minutes",

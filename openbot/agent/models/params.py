@@ -93,8 +93,10 @@ def _unmarked(msg: Message) -> Message:
     if isinstance(content, str):
         # Always blocks, never a bare string: the cached prefix must be byte-stable across calls.
         return {"role": msg["role"], "content": [text_block(content)]}
-    if any("cache_control" in b for b in content):
-        blocks = [cast(Block, {k: v for k, v in b.items() if k != "cache_control"}) for b in content]
+    if any("cache_control" in b or b["type"] == "openai_reasoning" for b in content):
+        # An OpenAI reasoning item (a fallback model's, or a run resumed on Claude) means nothing here.
+        kept = [b for b in content if b["type"] != "openai_reasoning"]
+        blocks = [cast(Block, {k: v for k, v in b.items() if k != "cache_control"}) for b in kept]
         return {"role": msg["role"], "content": blocks}
     return msg
 

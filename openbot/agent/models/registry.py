@@ -52,3 +52,10 @@ def load_backend(
 
     ceiling = output_ceiling or CLAUDE_CEILING
     return AnthropicModel(name.target, options=options or ModelOptions(), max_output_tokens=ceiling)
+
+
+def fallback_chain(chain: list[ModelBackend]) -> ModelBackend:
+    """The run's model followed by its `fallback_models`, as one backend (agent/models/fallback.py)."""
+    from openbot.agent.models.fallback import FallbackModel
+
+    return FallbackModel(chain)

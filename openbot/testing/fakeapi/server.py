@@ -186,7 +186,7 @@ class _Handler(BaseHTTPRequestHandler):
             return (
                 f"A maximum of {wire.MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {n}."
             )
-        bad = wire.bad_signature(body)
+        bad = wire.bad_signature(body) or wire.foreign_block(body)
         if bad:
             return bad
         size = wire.prompt_tokens(compaction.live(body))

@@ -141,6 +141,19 @@ def bad_signature(body: dict[str, Any]) -> str:
     return ""
 
 
+def foreign_block(body: dict[str, Any]) -> str:
+    """The API's 400 for a block type it does not have (another protocol's, e.g. an OpenAI reasoning item)."""
+    for i, msg in enumerate(body.get("messages") or []):
+        for j, block in enumerate(_blocks(msg.get("content"))):
+            kind = block.get("type") if isinstance(block, dict) else None
+            if isinstance(kind, str) and kind.startswith("openai_"):
+                return (
+                    f"messages.{i}.content.{j}: Input tag '{kind}' found using 'type' does not match any "
+                    "of the expected tags"
+                )
+    return ""
+
+
 def full_content(item: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
     """The reply's blocks as the API sends them, a signed thinking block first when scripted."""
     if not item.thinking:
