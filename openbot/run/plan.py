@@ -93,14 +93,7 @@ def plan_run(req: RunRequest) -> RunPlan:
     # A script named on the command line is the current directory's; one in config.md the bot's.
     model = resolve_script(config.model, req.cwd if req.model else bot_file.path.parent)
     backend, facts = _model(model, config, req.allow_unknown_price)
-    if config.fallback_models:  # each checked as the model is (key, server, Models API), in order
-        backend = fallback_chain(
-            [backend]
-            + [
-                _model(resolve_script(m, bot_file.path.parent), config, req.allow_unknown_price)[0]
-                for m in config.fallback_models
-            ]
-        )
+    backend = _chain(backend, config, bot_file.path.parent, req.allow_unknown_price)
     project, resume = _project_and_resume(req, bot)
     use_worktree = repo is not None and not req.no_worktree and (resume is None or resume.use_worktree)
     if use_worktree and repo is not None:
@@ -204,6 +197,13 @@ def _model(
         )
     options = options_from(config, facts.max_tokens, facts.compaction_window)
     return load_backend(name, config, options, output_ceiling=facts.max_tokens), facts
+
+
+def _chain(first: ModelBackend, config: BotConfig, bot_dir: Path, allow_unknown_price: bool) -> ModelBackend:
+    rest = [
+        _model(resolve_script(m, bot_dir), config, allow_unknown_price)[0] for m in config.fallback_models
+    ]
+    return fallback_chain([first, *rest])
 
 
 def _model_key(config: BotConfig) -> list[str]:
