@@ -66,6 +66,8 @@ def _type_ok(value: Any, hint: Any) -> bool:
 
 def _type_name(hint: Any) -> str:
     names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+    if get_origin(hint) in (Union, types.UnionType):  # an optional key: what may be written
+        return " or ".join(_type_name(a) for a in get_args(hint) if a is not type(None))
     if get_origin(hint) is dict:
         return "a table"
     if get_origin(hint) is list:
@@ -190,6 +192,7 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
     _check_shipped_skills(values.get("shipped_skills", []), source)
     check_verify_commands(values.get("verify", []), source)
     _check_endpoint(values, source)
+    _check_sampling(values, source)
     _check_integrations(values, source)
     return BotConfig(**values)
 
@@ -210,6 +213,19 @@ def _check_endpoint(values: dict[str, Any], source: str) -> None:
                 "api_key_env names; the agent's commands never get it",
                 hint=f"remove {toml_value(entry)} from env_passthrough (or list other names exactly)",
             )
+
+
+def _check_sampling(values: dict[str, Any], source: str) -> None:
+    """Sampling keys only where the API takes them: the Messages API has none, the Responses API no seed."""
+    model = values.get("model", DEFAULT_MODEL)
+    backend = parse_model(model).backend
+    refused = {"anthropic": ("temperature", "top_p", "seed"), "openai": ("seed",)}.get(backend, ())
+    for key in (k for k in refused if k in values):
+        api = "Claude's Messages API" if backend == "anthropic" else "OpenAI's Responses API"
+        raise ConfigError(
+            f"{source}: key '{key}' does not apply to {model}: {api} takes no {key}",
+            hint=f"remove '{key}' (it applies to Chat Completions servers: docs/MODELS.md, \"Sampling\")",
+        )
 
 
 def _check_integrations(values: dict[str, Any], source: str) -> None:

@@ -30,6 +30,8 @@ class TomlkitHandler(BaseHandler):
 
 def toml_value(value: Any) -> str:
     """A value as it is spelled in config.md (`true`, `"text"`, `1.5`), for messages and `bots show`."""
+    if value is None:
+        return "(not set)"  # an optional key's default: TOML has no null
     try:
         if isinstance(value, dict):
             table = tomlkit.inline_table()

@@ -120,6 +120,14 @@ class BotConfig:
     context_window: int = _f(0, "The model's window in tokens when its server does not say; 0 = default.")
     price_in_per_mtok: float = _f(0.0, "USD per million input tokens on an OpenAI-compatible server.")
     price_out_per_mtok: float = _f(0.0, "USD per million output tokens on an OpenAI-compatible server.")
+    # Sampling, for the servers that take it (docs/MODELS.md, "Sampling"); unset = the server's default.
+    temperature: float | None = _f(
+        None, "Sampling temperature (Chat Completions, Responses).", allowed=Range(0, high=2)
+    )
+    top_p: float | None = _f(
+        None, "Nucleus sampling (Chat Completions, Responses).", allowed=Range(0, True, 1)
+    )
+    seed: int | None = _f(None, "Sampling seed, for repeatable runs (Chat Completions servers only).")
     tool_protocol: str = _f(
         "auto",
         "How the model calls tools: native (the API's tool calls only), text (no tools sent: described in"

@@ -100,6 +100,11 @@ class ModelOptions:
     # Input tokens at which the API compacts the conversation itself (server-side compaction, for models
     # whose Models API entry supports `compact_20260112`); 0 = openbot's own compaction only.
     compaction_trigger: int = 0
+    # Sampling (config keys temperature, top_p, seed); None = the server's default. Chat Completions and
+    # the Responses API (no seed) send them; the Messages API takes none (a config error).
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
 
 
 @dataclass

@@ -137,6 +137,9 @@ def options_from(
         patience_secs=config.api_patience_minutes * 60,
         read_timeout_secs=config.stall_timeout_secs,
         compaction_trigger=server_trigger(config, server_window),
+        temperature=config.temperature,
+        top_p=config.top_p,
+        seed=config.seed,
     )
 
 

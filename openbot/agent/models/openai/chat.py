@@ -66,6 +66,9 @@ def params(call: CallSettings, request: ModelRequest) -> dict[str, Any]:
     }
     if request.tools:
         out["tools"] = chat_tools(request.tools)
+    knobs = call.options
+    sampling = {"temperature": knobs.temperature, "top_p": knobs.top_p, "seed": knobs.seed}
+    out.update({k: v for k, v in sampling.items() if v is not None})
     return out
 
 

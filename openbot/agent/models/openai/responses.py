@@ -45,6 +45,9 @@ def params(call: CallSettings, request: ModelRequest) -> dict[str, Any]:
         out["instructions"] = request.system
     if request.tools:
         out["tools"] = responses_tools(request.tools)
+    for key, value in (("temperature", call.options.temperature), ("top_p", call.options.top_p)):
+        if value is not None:
+            out[key] = value
     if reasons(target, request.messages):
         out["include"] = ["reasoning.encrypted_content"]
     if REASONING_MODELS.search(target):

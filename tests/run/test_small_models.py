@@ -1,0 +1,73 @@
+"""What a small local model needs, through the real CLI against the loopback servers: sampling keys where
+the API takes them (and exit 2 where it does not)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from openbot import paths
+from openbot.testing.fakeopenai import FakeOpenAI, reply
+from tests.helpers import run_cli
+from tests.run import qwen_replies as qwen
+
+MODEL = "qwen2.5-coder-1.5b"
+SAMPLING = "temperature = 0.2\ntop_p = 0.9\nseed = 42"
+
+
+def bot(model: str, config: str = "") -> None:
+    d = paths.bot_home("small")
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.md").write_text(
+        f'+++\nmodel = "{model}"\nsleep_secs = 0\nmax_iterations = 1\n{config}\n+++\nFix calc.py.\n'
+    )
+
+
+def test_sampling_keys_reach_a_chat_completions_server_and_are_absent_unless_set(repo: Path) -> None:
+    for config, sent in ((SAMPLING, {"temperature": 0.2, "top_p": 0.9, "seed": 42}), ("", {})):
+        with FakeOpenAI([reply(qwen.COMPLETE_FUNCTION)], models={MODEL: {}}) as api:
+            bot(f"llamacpp:{MODEL}", f'base_url = "{api.base_url}"\n{config}')
+            out = run_cli("run", "small", cwd=repo)
+            [body] = api.bodies
+        assert out.returncode == 0, out.stderr
+        assert {k: body[k] for k in ("temperature", "top_p", "seed") if k in body} == sent
+
+
+def test_the_responses_api_gets_temperature_and_top_p(repo: Path) -> None:
+    with FakeOpenAI([reply(qwen.COMPLETE_FUNCTION)], models={"gpt-4.1": {}}) as api:
+        bot("openai:gpt-4.1", "temperature = 0.5\ntop_p = 0.8")
+        env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": api.base_url}
+        out = run_cli("run", "small", cwd=repo, env=env)
+        [body] = api.bodies
+    assert out.returncode == 0, out.stderr
+    assert body["temperature"] == 0.5 and body["top_p"] == 0.8 and "seed" not in body
+
+
+@pytest.mark.parametrize(
+    ("model", "config", "said"),
+    [
+        ("claude-sonnet-5-5", "temperature = 0.2", "key 'temperature' does not apply to claude-sonnet-5-5"),
+        ("claude-sonnet-5-5", "seed = 1", "Claude's Messages API takes no seed"),
+        ("openai:gpt-4.1", "seed = 1", "OpenAI's Responses API takes no seed"),
+        (f"llamacpp:{MODEL}", "temperature = 3.0", "key 'temperature' must be 0 or more, up to 2, got 3.0"),
+        (f"llamacpp:{MODEL}", "top_p = 0", "key 'top_p' must be more than 0, up to 1, got 0"),
+        (f"llamacpp:{MODEL}", 'seed = "x"', "key 'seed' must be an integer, got \"x\""),
+    ],
+)
+def test_a_sampling_key_an_api_does_not_take_is_exit_2(
+    repo: Path, model: str, config: str, said: str
+) -> None:
+    bot(model, config)
+    out = run_cli("run", "small", cwd=repo)
+    assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_bots_show_says_an_unset_sampling_key_is_not_set(repo: Path) -> None:
+    bot(f"llamacpp:{MODEL}", "seed = 7")
+    out = run_cli("bots", "show", "small", cwd=repo)
+    lines = {line.split("=")[0].strip(): line for line in out.stdout.splitlines() if "=" in line}
+    assert "(not set)" in lines["temperature"] and "= 7" in lines["seed"], out.stdout
+    shown = json.loads(run_cli("bots", "show", "small", "--json", cwd=repo).stdout)
+    assert shown["config"]["temperature"] is None and shown["config"]["seed"] == 7
