@@ -62,10 +62,10 @@ def test_the_agents_tests_import_the_bots_checkout_not_the_users_editable_instal
     make_bot("plain", BREAK_AND_TEST, "max_iterations = 1")
     make_bot("isolated", BREAK_AND_TEST, f"max_iterations = 1\n{SETUP}")
 
-    # Without a setup step the bot's checkout is not what `python` imports (the user's editable install
-    # answers, where the sandbox lets the agent read the user's checkout): the break goes unnoticed.
+    # Without a setup step the user's editable install would answer `import mypkg` from the user's checkout;
+    # openbot points the bot's PYTHONPATH at the same directory of its own checkout: the break is seen.
     assert run_cli("run", "plain", cwd=repo, env=env).returncode == 0
-    assert "broken in the worktree" not in str(commands("plain")[-1]["output"])
+    assert "broken in the worktree" in str(commands("plain")[-1]["output"])
 
     out = run_cli("run", "isolated", "--json", cwd=repo, env=env)
     assert out.returncode == 0, out.stderr
