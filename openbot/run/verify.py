@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -190,15 +191,8 @@ class Verifier:
         """What `git status` lists in the agent's checkout, run confined like the agent's own commands
         (its output only informs the agent; nothing is decided on it)."""
         ws = self.workspace
-        argv = [
-            "git",
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-            "status",
-            "--porcelain",
-        ]
+        git = shutil.which("git") or "git"  # openbot's, not one the agent put first on its PATH (.venv/bin)
+        argv = [git, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "status", "--porcelain"]
         if ws.sandbox is not None:
             argv = ws.sandbox.wrap(argv)
         env = {**ws.env, **(ws.sandbox.env() if ws.sandbox is not None else {})}

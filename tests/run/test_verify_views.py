@@ -75,7 +75,8 @@ def test_an_unverified_run_in_jsonl_the_ci_summary_notifications_history_and_the
     assert check["passed"] is False and check["attempt"] == 1 and check["attempts"] == 1
     final = records[-1]
     assert final["type"] == "run_summary" and final["status"] == "unverified" and final["verified"] is False
-    assert "NOT verified: `python3 test_calc.py` exited with 1" in out.stderr
+    assert "NOT verified: `python3 test_calc.py` exited with 1" in out.stderr  # the report
+    assert "✗ not verified at" in out.stderr  # the live view, as it happened
     assert "| Verified | NOT verified: `python3 test_calc.py` exited with 1 |" in summary.read_text()
     body = json.loads(told.read_text())
     assert body["status"] == "unverified" and "NOT verified" in body["text"]

@@ -28,6 +28,12 @@ SPEC = ToolSpec(
 )
 
 
+DONE = (
+    "Session marked complete; the run ends after this turn, unless the bot has verify commands and "
+    "openbot's check of your committed work fails: then the next message says what failed."
+)
+
+
 class SessionCompleteTool:
     spec = SPEC
 
@@ -36,4 +42,4 @@ class SessionCompleteTool:
         if not input["summary"].strip():
             raise ToolFailed("summary must not be empty: say what was done and what is left")
         ctx.completion = Completion(input["summary"], input["action"])
-        return ToolOutput("Session marked complete; the run ends after this turn.")
+        return ToolOutput(DONE)
