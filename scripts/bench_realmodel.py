@@ -62,8 +62,8 @@ def bot_config(base_url: str, protocol: str | None) -> str:
         f'base_url = "{base_url}"',
         "context_window = 8192",
         "sleep_secs = 0",
-        "max_turn_steps = 8",  # a small model that loops is stopped early
-        "max_output_tokens = 1024",
+        "max_turn_steps = 6",  # a small model that loops is stopped early
+        "max_output_tokens = 512",  # generation runs at 2-10 tok/s here
         "stall_timeout_secs = 300",  # a CPU server reads a 2k prompt ~85 s in silence
         "api_patience_minutes = 2",
     ]
@@ -133,6 +133,7 @@ def mini_task(t: BenchTask, args: argparse.Namespace, work: Path) -> dict[str, A
     cmd = [MINI, "-y", "--exit-immediately", "--model-class", "litellm_textbased", "-m", f"openai/{MODEL}"]
     cmd += ["-c", "mini_textbased.yaml", "-c", f"model.model_kwargs.api_base={args.base_url}"]
     cmd += ["-c", "model.cost_tracking=ignore_errors", "-c", f"agent.step_limit={args.mini_steps}"]
+    cmd += ["-c", "model.model_kwargs.max_tokens=512"]  # as openbot's max_output_tokens
     cmd += ["-c", f"agent.wall_time_limit_seconds={wall}", "-c", f"environment.cwd={repo}"]
     cmd += ["-t", t["prompt"], "-o", str(work / "traj.json")]
     env = {
@@ -145,7 +146,7 @@ def mini_task(t: BenchTask, args: argparse.Namespace, work: Path) -> dict[str, A
     try:
         with (work / "mini.log").open("w") as log:
             subprocess.run(
-                cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=wall + 180
+                cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=wall + 120
             )
     except subprocess.TimeoutExpired:
         pass
@@ -226,7 +227,12 @@ def main() -> None:
     p.add_argument("--tasks", default="", help="comma list of task names (default: all)")
     p.add_argument("--base-url", default="http://127.0.0.1:8089/v1")
     p.add_argument("--minutes", type=float, default=3.0, help="wall cap per task (openbot: max_minutes)")
-    p.add_argument("--mini-steps", type=int, default=8, help="mini-swe-agent's step_limit")
+    p.add_argument(
+        "--mini-steps",
+        type=int,
+        default=12,
+        help="mini-swe-agent's step_limit (openbot: 2 iterations x 6 steps)",
+    )
     p.add_argument("--json", type=Path, help="write every row here")
     p.add_argument("--selftest", action="store_true", help="only prove the checks, run no harness")
     args = p.parse_args()
