@@ -151,3 +151,12 @@ def test_eval_shows_the_runs_own_verification_beside_the_check(tmp_path: Path) -
     assert not broken["claimed_done"]  # openbot itself did not call it done
     assert "| broken | no | failed (1) | 5 | unverified | unverified |" in proc.stdout
     assert "the run's own verification agreed with the check on 2 of 2" in proc.stdout
+
+
+def test_eval_says_why_a_run_never_started(tmp_path: Path) -> None:
+    make_bot("fixer", SCRIPT, config="max_iterations = -1")  # a config openbot run refuses (exit 2)
+    (tmp_path / "s.toml").write_text('bot = "fixer"\n' + _recipe("t", FIX, 1))
+    proc = run_cli("eval", "s.toml", "--json", "o.json", cwd=tmp_path)
+    result = json.loads((tmp_path / "o.json").read_text())["results"][0]
+    assert proc.returncode == 1 and result["exit_code"] == 2 and not result["solved"]
+    assert result["error"].startswith("openbot run exited 2: ") and "max_iterations" in result["error"]
