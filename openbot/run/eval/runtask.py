@@ -68,9 +68,10 @@ def run_task(task: Task, bot: str, workdir: Path, run_args: tuple[str, ...] = ()
     summary, counts = _openbot_run(task, bot, repo, home, workdir / "run.log", run_args)
     result.wall_secs = round(time.monotonic() - started, 1)
     _take_summary(result, summary, counts)
-    if "status" not in summary:  # the run never started (a config error, say): its one line says why
+    if summary.get("status") in (None, "error"):  # the run never started (a config error, say): say why
         lines = (workdir / "run.log").read_text(errors="replace").strip().splitlines()
-        result.error = f"openbot run exited {result.exit_code}: {lines[-1] if lines else '(no output)'}"
+        why = summary.get("reason") or (lines[-1] if lines else "(no output)")
+        result.error = f"openbot run exited {result.exit_code}: {why}"
     try:
         commit, result.branch = prepare.result_commit(repo, str(summary.get("branch") or ""))
         prepare.check_out(repo, commit, workdir / "check", task, base)
