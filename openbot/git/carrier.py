@@ -16,9 +16,9 @@ from pathlib import Path
 
 from openbot.errors import GitError
 from openbot.git.gitcmd import first_line, run_git
+from openbot.git.specials import clear_store
 
 SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
-IMPORT_TIMEOUT = 900.0  # seconds; an agent can make git's reads block (a FIFO), never forever
 # Warnings that `git fsck --strict` treats as errors are errors on the way in too.
 _STRICT: tuple[str, ...] = ("emptyName", "fullPathname", "hasDot", "hasDotdot", "hasDotgit", "nullSha1")
 _STRICT += ("zeroPaddedFilemode", "nulInCommit", "badFilemode")
@@ -42,9 +42,17 @@ def borrow(c: Path, stores: list[Path]) -> None:
     (c / "objects" / "info" / "alternates").write_text("".join(f"{p}\n" for p in stores), encoding="utf-8")
 
 
-def fetch(target: Path, c: Path, shas: list[str], stores: list[Path]) -> None:
+def fetch(target: Path, c: Path, shas: list[str], stores: list[Path]) -> list[str]:
     """Import the objects `shas` need from `stores` into the git dir `target`, verified, updating no ref.
-    The carrier's HEAD is left at the first sha (the tree a WIP commit starts from)."""
+    The carrier's HEAD is left at the first sha (the tree a WIP commit starts from). Each store but the
+    target's own is a run's: made safe to read first (specials.clear_store); returns what that removed."""
+    cleared: list[str] = []
+    for store in [s for s in stores if s != target / "objects"]:
+        removed = clear_store(store, [s for s in stores if s != store])
+        if removed is None:
+            stores = [s for s in stores if s != store]  # reached through a link: not read at all
+            cleared.append(f"{store} (a symlink)")
+        cleared += [f"{store.parent.name}/{store.name}/{r}" for r in removed or []]
     borrow(c, stores)
     (c / "HEAD").write_text(f"{shas[0]}\n", encoding="utf-8")
     specs = []
@@ -60,7 +68,7 @@ def fetch(target: Path, c: Path, shas: list[str], stores: list[Path]) -> None:
     )
     args += ("--no-recurse-submodules", str(c), *specs)
     gd = f"--git-dir={target}"
-    proc = run_git(target, gd, *_FETCH_CONFIG, *args, check=False, timeout=IMPORT_TIMEOUT)
+    proc = run_git(target, gd, *_FETCH_CONFIG, *args, check=False)
     for spec in specs:
         (c / spec).unlink(missing_ok=True)
     if proc.returncode != 0:
@@ -68,6 +76,7 @@ def fetch(target: Path, c: Path, shas: list[str], stores: list[Path]) -> None:
     for sha in shas:
         if not has_commit(target, sha):
             raise GitError(f"the run's commit {sha[:12]} did not arrive")
+    return cleared
 
 
 def has_commit(git_dir: Path, sha: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import stat
 import subprocess
 from pathlib import Path
@@ -22,6 +23,8 @@ FALLBACK_NAME, FALLBACK_EMAIL = "openbot", "openbot@localhost"
 # Command-line config beats every config file and reaches the git processes git itself starts
 # (upload-pack on a fetch), through GIT_CONFIG_PARAMETERS.
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+# Every git step openbot runs is bounded: the agent can make git's reads block (a FIFO), never forever.
+GIT_TIMEOUT = 900.0
 _REPO_ENV: tuple[str, ...] = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_CONFIG")
 _REPO_ENV += ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
 
@@ -39,50 +42,77 @@ def git_env() -> dict[str, str]:
 
 
 def run_git(
-    cwd: Path, *args: str, check: bool = True, timeout: float | None = None
+    cwd: Path, *args: str, check: bool = True, timeout: float = GIT_TIMEOUT
 ) -> subprocess.CompletedProcess[str]:
     """Run git (hooks off) in `cwd`; failures become one-line GitErrors.
 
     git runs in its own session: a Ctrl-C at the terminal reaches openbot alone, which decides when to
     stop, instead of killing a `git merge` half-way through updating the user's files.
     """
-    try:
-        proc = subprocess.run(
-            ["git", *NO_HOOKS, *args],
-            cwd=cwd,
-            env=git_env(),
-            capture_output=True,
-            text=True,
-            start_new_session=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as e:
-        raise GitError(f"git {_sub(args)} in {cwd} did not finish within {timeout:.0f} s") from e
-    if check and proc.returncode != 0:
-        raise GitError(f"git {_sub(args)} failed in {cwd}: {first_line(proc.stderr or proc.stdout)}")
-    return proc
+    proc = run_bounded(["git", *NO_HOOKS, *args], cwd=cwd, timeout=timeout, what=f"git {_sub(args)}")
+    out = subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
+    )
+    if check and out.returncode != 0:
+        raise GitError(f"git {_sub(args)} failed in {cwd}: {first_line(out.stderr or out.stdout)}")
+    return out
 
 
 def git_bytes(git_dir: Path, *args: str, stdin: bytes = b"", cwd: Path | None = None) -> bytes:
     """git on the git dir `git_dir` (or in the checkout `cwd`), hooks off, bytes in and out: for output
     holding file names, which need not be UTF-8. Failures become one-line GitErrors."""
     where = [] if cwd is not None else [f"--git-dir={git_dir}"]
-    try:
-        proc = subprocess.run(
-            ["git", *NO_HOOKS, *where, *args],
-            cwd=cwd or git_dir,
-            input=stdin,
-            env=git_env(),
-            capture_output=True,
-            start_new_session=True,
-            timeout=600,
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise GitError(f"git {_sub(args)} failed in {cwd or git_dir}: {e}") from e
+    proc = run_bounded(
+        ["git", *NO_HOOKS, *where, *args], cwd=cwd or git_dir, stdin=stdin, what=f"git {_sub(args)}"
+    )
     if proc.returncode != 0:
         why = first_line(proc.stderr.decode(errors="replace"))
         raise GitError(f"git {_sub(args)} failed in {cwd or git_dir}: {why}")
     return proc.stdout
+
+
+def run_bounded(
+    argv: list[str],
+    *,
+    cwd: Path,
+    stdin: bytes = b"",
+    timeout: float = GIT_TIMEOUT,
+    what: str = "git",
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run `argv` in a session of its own, outside any sandbox, for at most `timeout` seconds. Whatever
+    ends the wait — the timeout, a signal turned into an exception — kills its whole process group, so
+    no git, git-lfs or filter is left behind blocked on something the agent planted."""
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=git_env() if env is None else env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as e:
+        raise GitError(f"{what} could not start in {cwd}: {e}") from e
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except BaseException as e:
+        _kill_group(proc)
+        if isinstance(e, subprocess.TimeoutExpired):
+            raise GitError(f"{what} in {cwd} did not finish within {timeout:.0f} s (stopped)") from e
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 def _sub(args: tuple[str, ...]) -> str:

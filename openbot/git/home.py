@@ -50,7 +50,13 @@ def bring_home(rr: RunRepo, wip_message: str) -> Homecoming:
         tip = read_tip(rr.git_dir, rr.branch) or start
         if tip != start:
             try:
-                fetch(rr.common_dir, rr.carrier, [tip], [rr.git_dir / "objects", rr.common_dir / "objects"])
+                cleared = fetch(
+                    rr.common_dir, rr.carrier, [tip], [rr.git_dir / "objects", rr.common_dir / "objects"]
+                )
+                if cleared:
+                    notes.append(
+                        f"removed from the run's repository what git must not open: {', '.join(cleared)}"
+                    )
             except GitError as e:
                 notes.append(f"the run's commits could not be imported ({e.one_line()}); its files are kept")
                 tip = start

@@ -25,15 +25,20 @@ class SweptRun:
     run_id: str  # the dead run, "?" when its owner record did not say
     bot: str = "?"
     note: str = ""  # what could not be recovered
+    kept: bool = False  # not brought home (`note` says why): its directories are left as they are
 
     def __str__(self) -> str:
+        if self.kept:
+            return f"kept the repository of dead run {self.run_id} of {self.bot} ({self.name}): {self.note}"
         saved = f"work saved as {self.wip_sha[:12]}" if self.wip_sha else "nothing uncommitted"
         note = f" ({self.note})" if self.note else ""
-        return f"{self.name} of {self.bot} run {self.run_id}: {saved} on branch {self.branch}{note}"
+        run = f"{self.name} of {self.bot} run {self.run_id}"
+        return f"recovered the work of a dead run: {run}: {saved} on branch {self.branch}{note}"
 
 
 def sweep_dead(repo: RepoInfo) -> list[SweptRun]:
-    """Bring home and remove the run repositories whose run certainly died."""
+    """Bring home and remove the run repositories whose run certainly died; those that cannot be brought
+    home are kept, and listed (`kept`)."""
     swept: list[SweptRun] = []
     trash: list[Path] = []
     with runs_lock(repo.common_dir) as root:
@@ -44,13 +49,13 @@ def sweep_dead(repo: RepoInfo) -> list[SweptRun]:
             run_id = str(owner.get("run_id", "?"))
             if not missing:
                 stop_processes_in(rr.path)  # the dead run's command may still be writing there
+                bot = str(owner.get("bot", "?"))
                 try:
                     home = bring_home(rr, f"openbot: WIP recovered from dead run {run_id}")
-                except GitError:
-                    continue  # keep the directories rather than lose the work
-                swept.append(
-                    SweptRun(rr.name, home.branch, home.wip, run_id, str(owner.get("bot", "?")), home.note)
-                )
+                except GitError as e:  # keep the directories rather than lose the work, and say so
+                    swept.append(SweptRun(rr.name, rr.branch, None, run_id, bot, e.one_line(), kept=True))
+                    continue
+                swept.append(SweptRun(rr.name, home.branch, home.wip, run_id, bot, home.note))
             trash += detach(rr)
         trash += [p for p in root.glob(".trash-*")]  # left by a removal that was itself interrupted
     empty_trash(trash)

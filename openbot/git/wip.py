@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from openbot.errors import GitError
+from openbot.git.gitcmd import NO_HOOKS, git_env, run_bounded
 from openbot.git.specials import SUFFIX, defuse
 
 
@@ -134,21 +135,16 @@ def _add_filtered(
 ) -> None:
     """Stage `path` through the clean filter its attributes name, run by git itself with the user's
     filter config (libgit2 runs no configured filter: the file would be committed as it is)."""
-    import subprocess
-
     import pygit2
 
     options = [arg for name, value in filters.items() for arg in ("-c", f"{name}={value}")]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env |= {"GIT_DIR": repo.path, "GIT_WORK_TREE": str(workdir), "GIT_CONFIG_NOSYSTEM": "1"}
-    proc = subprocess.run(
-        ["git", *options, "hash-object", "-w", f"--path={path}", "--", str(workdir / path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    # openbot's own git environment (no secrets), bounded: a filter blocked on a file the agent planted
+    # is killed with its whole process group.
+    env = git_env() | {"GIT_DIR": repo.path, "GIT_WORK_TREE": str(workdir)}
+    argv = ["git", *NO_HOOKS, *options, "hash-object", "-w", f"--path={path}", "--", str(workdir / path)]
+    proc = run_bounded(argv, cwd=workdir, env=env, timeout=600, what=f"the clean filter of {path}")
     if proc.returncode != 0:
-        raise OSError(f"the clean filter of {path} failed: {(proc.stderr.strip().splitlines() or ['?'])[0]}")
+        why = (proc.stderr.decode(errors="replace").strip().splitlines() or ["?"])[0]
+        raise OSError(f"the clean filter of {path} failed: {why}")
     file_mode = pygit2.enums.FileMode.BLOB_EXECUTABLE if mode & 0o100 else pygit2.enums.FileMode.BLOB
-    index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=proc.stdout.strip()), file_mode))
+    index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=proc.stdout.decode().strip()), file_mode))

@@ -116,14 +116,9 @@ class Workspace:
         from openbot.git.sweep import sweep_dead
 
         for swept in sweep_dead(repo):
-            self._notice(
-                "worktree_swept",
-                f"recovered the work of a dead run: {swept}",
-                run_id=swept.run_id,
-                branch=swept.branch,
-                wip_commit=swept.wip_sha,
-            )
-            if swept.bot != "?" and swept.run_id != "?":
+            kind: NoticeKind = "worktree_kept" if swept.kept else "worktree_swept"
+            self._notice(kind, str(swept), run_id=swept.run_id, branch=swept.branch, wip_commit=swept.wip_sha)
+            if swept.bot != "?" and swept.run_id != "?" and not swept.kept:
                 mark_dead(swept.bot, swept.run_id, swept.wip_sha)
 
     def _checkout(self, repo: RepoInfo) -> None:

@@ -51,7 +51,8 @@ def test_sweep_recovers_a_run_killed_with_sigkill(repo: Path) -> None:
     assert git(repo, "show", f"{sha}:work.txt") == "unsaved"
     assert (
         str(swept[0])
-        == f"{made['name']} of doomed run run-dead: work saved as {sha[:12]} on branch {made['branch']}"
+        == f"recovered the work of a dead run: {made['name']} of doomed run run-dead: work saved as "
+        f"{sha[:12]} on branch {made['branch']}"
     )
     assert not Path(made["path"]).exists()
     assert runs(repo) == sorted([live.name, f"{live.name}.git", f"{live.name}.owner.json"])

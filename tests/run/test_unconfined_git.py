@@ -1,0 +1,101 @@
+"""openbot's own git steps (outside the sandbox) over a run repository the agent could write: a FIFO the
+agent planted where git would open it never blocks the run's end or a later run's sweep, and no git or
+git-lfs process is left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from openbot import paths
+from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell, start_run, wait_for
+
+# The agent's own git dir is the run repository's: it may write there (its commits need it).
+PLANT_STORE = (
+    'gd=$(git rev-parse --git-common-dir) && rm -f "$gd/objects/info/alternates"'
+    ' && mkfifo "$gd/objects/info/alternates" "$gd/objects/ab"'
+)
+
+
+def processes_naming(path: Path) -> list[int]:
+    """Processes whose command line names `path` (git and git-lfs run on the repository by its path)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and entry.name != str(os.getpid()):
+            with contextlib.suppress(OSError):
+                if str(path).encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def tidy(tmp_path: Path) -> Iterator[Path]:
+    """Kill what a failing run left blocked under tmp_path (a FIFO's reader), so the suite goes on."""
+    yield tmp_path
+    for pid in processes_naming(tmp_path):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def run_notices(bot: str) -> list[dict[str, object]]:
+    found = []
+    for log in paths.bot_home(bot).glob("workspaces/*/runs/*/events.jsonl"):
+        found += [e for e in map(json.loads, log.read_text().splitlines()) if e["type"] == "notice"]
+    return found
+
+
+@pytest.mark.skipif(shutil.which("git-lfs") is None, reason="git-lfs is not installed (.ci/run installs it)")
+def test_fifos_in_the_run_repository_and_as_lfsconfig_never_block_the_end_of_the_run(tidy: Path) -> None:
+    """FIFOs as the run repository's alternates and as a loose object, and `.lfsconfig` a FIFO in a
+    checkout whose git runs git-lfs (the WIP commit's clean filter reads it): the run ends at once (it
+    waited 600 s and more before), saves the work and leaves no process behind."""
+    repo = make_repo(tidy / "repo")
+    git(repo, "lfs", "install", "--local")
+    git(repo, "lfs", "track", "*.bin")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "lfs")
+    work = f"echo x > a.txt && git add a.txt && git commit -qm a && {PLANT_STORE} && mkfifo .lfsconfig"
+    work += " && echo data > new.bin && echo more > b.txt"
+    make_bot("fifo", [reply("", shell(work)), reply("", complete())])
+
+    out = run_cli("run", "fifo", "--json", cwd=repo, timeout=300)
+
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert git(repo, "show", f"{result['branch']}:b.txt") == "more"  # the uncommitted work, saved
+    assert git(repo, "log", "-1", "--format=%s", f"{result['branch']}~1") == "a"  # the commit, imported
+    said = " ".join(str(n["message"]) for n in run_notices("fifo"))
+    assert "objects/info/alternates" in said and "objects/ab" in said, said
+    assert processes_naming(repo) == []
+
+
+def test_a_dead_runs_fifo_never_stalls_the_next_runs_sweep(tidy: Path) -> None:
+    """The run dies (SIGKILL) after its agent planted FIFOs in its repository: the next run's sweep
+    brings the work home, says what it removed, and the next run ends."""
+    repo = make_repo(tidy / "repo")
+    work = f"echo x > a.txt && git add a.txt && git commit -qm a && {PLANT_STORE} && touch planted; sleep 60"
+    make_bot("victim", [reply("", shell(work))])
+    proc = start_run("run", "victim", cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runs = repo / ".git" / "openbot-worktrees"
+    wait_for(lambda: any(runs.glob("victim-*/planted")), timeout=60)
+    proc.kill()
+    proc.wait()
+    make_bot("next", [reply("", complete("nothing"))])
+
+    out = run_cli("run", "next", cwd=repo, timeout=300)
+
+    assert out.returncode == 0, out.stderr
+    [swept] = [n for n in run_notices("next") if n["kind"] == "worktree_swept"]
+    assert "objects/info/alternates" in str(swept["message"]), swept
+    branch = str(swept["data"]["branch"])  # type: ignore[index]
+    assert "a" in git(repo, "log", "--format=%s", branch).splitlines()  # the commit, imported
+    assert not list(runs.glob("victim-*"))
+    wait_for(lambda: processes_naming(repo) == [], timeout=30)
