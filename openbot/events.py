@@ -174,6 +174,7 @@ NoticeKind = Literal[  # docs/EVENTS.md says what each one's `data` holds and wh
     "submodule",
     "editable_install",
     "hooks_changed",
+    "wip_left_out",
 ]
 
 
@@ -263,8 +264,7 @@ class EventLog:
     """Appends persisted events to one events.jsonl; `redact` runs on the serialized line."""
 
     def __init__(self, path: Path, redact: Callable[[str], str] = lambda s: s) -> None:
-        self.path = path
-        self.redact = redact
+        self.path, self.redact = path, redact
         path.parent.mkdir(parents=True, exist_ok=True)
         self.seq = truncate_torn_tail(path)
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

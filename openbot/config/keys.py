@@ -165,6 +165,9 @@ class BotConfig:
         3, "Failed verifications before the run ends `unverified` (exit 5).", allowed=Range(1, high=100)
     )
     merge_unverified: bool = _f(False, "Let `merge` apply to work that was not verified (shown everywhere).")
+    # The WIP commit of what the agent left uncommitted (openbot/git/wip.py): what it leaves out is said.
+    wip_max_file_mb: float = _f(10, "A file larger than this (MB) is left out of the WIP commit.")
+    wip_max_total_mb: float = _f(100, "The WIP commit takes at most this much (MB) of uncommitted files.")
 
     @classmethod
     def keys(cls) -> list[str]:

@@ -29,7 +29,7 @@ from openbot.git.carryover import SETUP_EXCLUDES, wip_filters
 from openbot.git.gitcmd import first_line, open_repo, rmtree, run_git, signature
 from openbot.git.runsdir import RunRepo, record_home_tip
 from openbot.git.subhome import bring_modules_home
-from openbot.git.wip import commit_wip
+from openbot.git.wip import DEFAULT_LIMITS, WipLimits, commit_wip
 
 
 @dataclass(frozen=True)
@@ -38,12 +38,14 @@ class Homecoming:
     tip: str  # the commit openbot put there: the only one `merge` may fast-forward to
     wip: str | None  # the WIP commit made of the uncommitted work, if any
     note: str = ""  # one line on what could not be brought home, "" when everything was
+    left_out: tuple[str, ...] = ()  # "path (why)" of the uncommitted files the WIP commit did not take
 
 
-def bring_home(rr: RunRepo, wip_message: str) -> Homecoming:
+def bring_home(rr: RunRepo, wip_message: str, limits: WipLimits = DEFAULT_LIMITS) -> Homecoming:
     """Import the run's branch and its uncommitted work into the user's repository (see module doc)."""
     start = rr.home_tip or rr.base_commit
     notes: list[str] = []
+    left_out: dict[str, str] = {}
     rmtree(rr.carrier)
     try:
         make_carrier(rr.carrier, rr.base_commit, _exclude(rr.common_dir))
@@ -70,7 +72,16 @@ def bring_home(rr: RunRepo, wip_message: str) -> Homecoming:
             borrow(rr.carrier, [rr.common_dir / "objects"])  # libgit2 reads only objects git has verified
             filters = wip_filters(rr.common_dir)
             wip = commit_wip(
-                rr.carrier, rr.path, tip, wip_message, sig, rr.git_dir / "index", filters, gitlinks
+                rr.carrier,
+                rr.path,
+                tip,
+                wip_message,
+                sig,
+                rr.git_dir / "index",
+                filters,
+                gitlinks,
+                limits,
+                left_out,
             )
             if wip is not None:
                 fetch(rr.common_dir, rr.carrier, [wip], [rr.common_dir / "objects"])
@@ -80,7 +91,8 @@ def bring_home(rr: RunRepo, wip_message: str) -> Homecoming:
             record_home_tip(rr)
     finally:
         rmtree(rr.carrier)
-    return Homecoming(branch, wip or tip, wip, "; ".join(n for n in notes if n))
+    said = tuple(f"{path} ({why})" for path, why in left_out.items())
+    return Homecoming(branch, wip or tip, wip, "; ".join(n for n in notes if n), said)
 
 
 def _exclude(git_dir: Path) -> bytes:

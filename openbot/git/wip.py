@@ -11,12 +11,39 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from openbot.errors import GitError
 from openbot.git.gitcmd import NO_HOOKS, git_env, run_bounded
 from openbot.git.specials import SUFFIX, defuse
+
+
+@dataclass(frozen=True)
+class WipLimits:
+    """How much of the agent's uncommitted work a WIP commit takes (config: wip_max_file_mb,
+    wip_max_total_mb): a 4 GB sparse file took 232 s and 300 MB of noise grew the user's .git by 301 MB."""
+
+    file_bytes: int = 10 << 20
+    total_bytes: int = 100 << 20
+
+
+DEFAULT_LIMITS = WipLimits()
+
+
+def left_out_line(left_out: tuple[str, ...]) -> str:
+    shown = ", ".join(left_out[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else "")
+    return f"left out of the WIP commit: {shown}"
+
+
+def wip_limits(config: Any) -> WipLimits:
+    """The limits a bot's config sets (BotConfig.wip_max_file_mb, wip_max_total_mb)."""
+    return WipLimits(int(config.wip_max_file_mb * (1 << 20)), int(config.wip_max_total_mb * (1 << 20)))
+
+
+# Build output a WIP commit never holds (unless the project tracks it): caches and byte code.
+JUNK_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 
 
 def commit_wip(
@@ -28,6 +55,8 @@ def commit_wip(
     stat_cache: Path | None = None,
     filters: dict[str, str] | None = None,
     gitlinks: dict[str, str] | None = None,
+    limits: WipLimits = DEFAULT_LIMITS,
+    left_out: dict[str, str] | None = None,
 ) -> str | None:
     """Commit everything in `checkout` (untracked too, .gitignore respected) on top of `parent`.
 
@@ -40,7 +69,10 @@ def commit_wip(
     the object stored in `lfs_storage`), as the user's own `git add` would.
 
     Submodules are never looked into (libgit2 would open their repositories, the agent's): `gitlinks`
-    (path → commit, subhome.py) says what each of openbot's submodules holds now."""
+    (path → commit, subhome.py) says what each of openbot's submodules holds now.
+
+    Left out (into `left_out`, path → why, and named in the message): a file over `limits.file_bytes`, those
+    past `limits.total_bytes` in all, and untracked build output (JUNK_DIRS, `*.egg-info/`, `*.pyc`)."""
     import pygit2
 
     try:
@@ -55,7 +87,14 @@ def commit_wip(
         base = repo[parent].peel(pygit2.Commit)
         index = repo.index
         index.read_tree(base.tree)  # keeps the stat data of entries whose content is unchanged
-        _stage_everything(repo, index, checkout, filters or {})
+        skipped = left_out if left_out is not None else {}
+        _stage_everything(repo, index, checkout, filters or {}, _Budget(limits, skipped))
+        if skipped:
+            message += (
+                "\n\nopenbot left out of this commit: "
+                + ", ".join(f"{p} ({why})" for p, why in list(skipped.items())[:20])
+                + (f" and {len(skipped) - 20} more" if len(skipped) > 20 else "")
+            )
         for path, sha in (gitlinks or {}).items():
             index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=sha), pygit2.enums.FileMode.COMMIT))
         tree = index.write_tree()
@@ -92,16 +131,17 @@ def _copy_plain(src: Path, dst: Path, limit: int = 1 << 30) -> None:
             dst.write_bytes(f.read(limit))
 
 
-def _stage_everything(repo: Any, index: Any, workdir: Path, filters: dict[str, str]) -> None:
-    """`git add -A`, except a repository nested in the checkout (a bot's clone), special files, and the
-    setup step's `.venv/` (unless the project tracks it)."""
+def _stage_everything(repo: Any, index: Any, workdir: Path, filters: dict[str, str], budget: _Budget) -> None:
+    """`git add -A`, except a repository nested in the checkout (a bot's clone), special files, the
+    setup step's `.venv/` (unless the project tracks it) and what `budget` leaves out."""
     import pygit2
 
     for path in _changed(index, workdir):
         if path.endswith("/"):
             continue  # a nested repository; index.add_all() would fail on it
         try:
-            mode = os.lstat(workdir / path).st_mode
+            st = os.lstat(workdir / path)
+            mode = st.st_mode
         except FileNotFoundError:
             # A submodule without its directory was never checked out here: it keeps its commit.
             if path in index and index[path].mode != pygit2.enums.FileMode.COMMIT:
@@ -109,10 +149,45 @@ def _stage_everything(repo: Any, index: Any, workdir: Path, filters: dict[str, s
             continue
         if path.startswith(".venv/") and path not in index:
             continue  # the setup step's virtualenv (openbot.run.setup)
+        if not budget.takes(path, path in index, st.st_size if stat.S_ISREG(mode) else 0):
+            continue
         if stat.S_ISREG(mode) and filters and isinstance(repo.get_attr(path, "filter"), str):
             _add_filtered(repo, index, workdir, path, mode, filters)
         elif stat.S_ISREG(mode) or stat.S_ISLNK(mode):  # a FIFO would block the read forever
             index.add(path)
+
+
+class _Budget:
+    """What the WIP commit takes, file by file, within its limits; what it leaves out, and why."""
+
+    def __init__(self, limits: WipLimits, left_out: dict[str, str]) -> None:
+        self.limits, self.left_out, self.total = limits, left_out, 0
+
+    def takes(self, path: str, tracked: bool, size: int) -> bool:
+        junk = "" if tracked else _junk(path)
+        if junk:
+            self.left_out.setdefault(junk, "build output")
+        elif size > self.limits.file_bytes:
+            self.left_out[path] = f"{_mb(size)}, over the {_mb(self.limits.file_bytes)} a file limit"
+        elif self.total + size > self.limits.total_bytes:
+            self.left_out[path] = f"{_mb(size)}, past the {_mb(self.limits.total_bytes)} limit in all"
+        else:
+            self.total += size
+            return True
+        return False
+
+
+def _junk(path: str) -> str:
+    """The build-output directory (or byte-code file) `path` is in, "" when it is none."""
+    parts = path.split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part in JUNK_DIRS or part.endswith(".egg-info"):
+            return "/".join(parts[: i + 1]) + "/"
+    return path if path.endswith((".pyc", ".pyo")) else ""
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MB" if size < 1 << 30 else f"{size / (1 << 30):.1f} GB"
 
 
 def _changed(index: Any, workdir: Path) -> list[str]:

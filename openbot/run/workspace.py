@@ -206,12 +206,13 @@ class Workspace:
         """Bring the run's branch and uncommitted work home, then delete the run repository."""
         from openbot.git.home import bring_home
         from openbot.git.runrepo import remove_run_repo
+        from openbot.git.wip import left_out_line, wip_limits
 
         assert self.wt is not None
         rec = self.record
         message = f"openbot: WIP from {rec.bot} run {rec.run_id} ({rec.status}), saved when the run ended"
         try:
-            self.home = home = bring_home(self.wt, message)
+            self.home = home = bring_home(self.wt, message, wip_limits(self.plan.config))
             rec.branch = home.branch
             remove_run_repo(self.wt)
         except OpenbotError as e:
@@ -231,6 +232,8 @@ class Workspace:
                 sha=home.wip,
                 branch=rec.branch,
             )
+        if home.left_out:
+            self._notice("wip_left_out", left_out_line(home.left_out), files=list(home.left_out))
         self._say_hooks(home.tip)
         return ""
 

@@ -82,6 +82,11 @@ def _exit_fd(pid: int) -> int:
         return -1
 
 
+# A command's full output log is bounded like everything else openbot keeps: past this, a marker says so.
+LOG_MAX_BYTES = 32 << 20
+LOG_CAPPED = b"\n[openbot: the log stops here, at 32 MB; the rest of the command's output was not kept]\n"
+
+
 class _Run:
     """One running command: pumps its output to the log file and the compactor until it is done.
 
@@ -102,6 +107,7 @@ class _Run:
         self.redactor = redactor
         self.contained = contained
         self.killed = ""  # "" | "timeout" | "cancelled"
+        self.logged = 0  # bytes of output so far (the log keeps at most LOG_MAX_BYTES of them)
 
     def _read(self, fd: int) -> bool:
         """Read one chunk; False at end of output."""
@@ -112,7 +118,10 @@ class _Run:
 
     def _keep(self, data: bytes) -> None:
         if data:
-            os.write(self.log_fd, data)
+            room = LOG_MAX_BYTES - self.logged
+            if room >= 0:
+                os.write(self.log_fd, data[:room] + (LOG_CAPPED if len(data) > room else b""))
+            self.logged += len(data)
             self.compactor.feed(data)
 
     def _kill_if_due(self, now: float, deadline: float, cancel: Any, killed_at: float) -> float:
