@@ -55,10 +55,11 @@ def bring_home(rr: RunRepo, wip_message: str, limits: WipLimits = DEFAULT_LIMITS
                 cleared = fetch(
                     rr.common_dir, rr.carrier, [tip], [rr.git_dir / "objects", rr.common_dir / "objects"]
                 )
-                if cleared:
-                    notes.append(
-                        f"removed from the run's repository what git must not open: {', '.join(cleared)}"
-                    )
+                notes.append(
+                    f"removed from the run's repository what git must not open: {', '.join(cleared)}"
+                    if cleared
+                    else ""
+                )
             except GitError as e:
                 notes.append(f"the run's commits could not be imported ({e.one_line()}); its files are kept")
                 tip = start
@@ -66,25 +67,7 @@ def bring_home(rr: RunRepo, wip_message: str, limits: WipLimits = DEFAULT_LIMITS
                 notes.append(_import_lfs(rr, start, tip))
         gitlinks, module_notes = bring_modules_home(rr, start, tip, wip_message)
         notes += module_notes
-        wip = None
-        if rr.path.is_dir():
-            sig = signature(open_repo(rr.common_dir))
-            borrow(rr.carrier, [rr.common_dir / "objects"])  # libgit2 reads only objects git has verified
-            filters = wip_filters(rr.common_dir)
-            wip = commit_wip(
-                rr.carrier,
-                rr.path,
-                tip,
-                wip_message,
-                sig,
-                rr.git_dir / "index",
-                filters,
-                gitlinks,
-                limits,
-                left_out,
-            )
-            if wip is not None:
-                fetch(rr.common_dir, rr.carrier, [wip], [rr.common_dir / "objects"])
+        wip = _wip(rr, tip, wip_message, gitlinks, limits, left_out) if rr.path.is_dir() else None
         branch = _set_branch(rr, wip or tip)
         if branch == rr.branch:
             rr.home_tip = wip or tip
@@ -93,6 +76,20 @@ def bring_home(rr: RunRepo, wip_message: str, limits: WipLimits = DEFAULT_LIMITS
         rmtree(rr.carrier)
     said = tuple(f"{path} ({why})" for path, why in left_out.items())
     return Homecoming(branch, wip or tip, wip, "; ".join(n for n in notes if n), said)
+
+
+def _wip(
+    rr: RunRepo, tip: str, message: str, gitlinks: dict[str, str], limits: WipLimits, left_out: dict[str, str]
+) -> str | None:
+    """The WIP commit of what the agent left uncommitted, made in the carrier and fetched home."""
+    sig = signature(open_repo(rr.common_dir))
+    borrow(rr.carrier, [rr.common_dir / "objects"])  # libgit2 reads only objects git has verified
+    filters = wip_filters(rr.common_dir)
+    stat_cache = rr.git_dir / "index"
+    wip = commit_wip(rr.carrier, rr.path, tip, message, sig, stat_cache, filters, gitlinks, limits, left_out)
+    if wip is not None:
+        fetch(rr.common_dir, rr.carrier, [wip], [rr.common_dir / "objects"])
+    return wip
 
 
 def _exclude(git_dir: Path) -> bytes:

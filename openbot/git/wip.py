@@ -69,32 +69,23 @@ def commit_wip(
     the object stored in `lfs_storage`), as the user's own `git add` would.
 
     Submodules are never looked into (libgit2 would open their repositories, the agent's): `gitlinks`
-    (path → commit, subhome.py) says what each of openbot's submodules holds now.
-
-    Left out (into `left_out`, path → why, and named in the message): a file over `limits.file_bytes`, those
-    past `limits.total_bytes` in all, and untracked build output (JUNK_DIRS, `*.egg-info/`, `*.pyc`)."""
+    (path → commit, subhome.py) says what each of openbot's submodules holds now. What `limits` leaves out
+    (_Budget) goes into `left_out` (path → why) and the message."""
     import pygit2
 
     try:
         if stat_cache is not None:
             _copy_plain(stat_cache, carrier / "index")
         unreadable = defuse(checkout)  # a FIFO named .gitignore would block the staging forever
-        if unreadable:
-            message += "\n\nopenbot renamed what git could not read: " + ", ".join(
-                f"{p} → {p}{SUFFIX}" for p in unreadable
-            )
+        renamed = ", ".join(f"{p} → {p}{SUFFIX}" for p in unreadable)
+        message += f"\n\nopenbot renamed what git could not read: {renamed}" if unreadable else ""
         repo = _open(carrier, checkout)
         base = repo[parent].peel(pygit2.Commit)
         index = repo.index
         index.read_tree(base.tree)  # keeps the stat data of entries whose content is unchanged
         skipped = left_out if left_out is not None else {}
         _stage_everything(repo, index, checkout, filters or {}, _Budget(limits, skipped))
-        if skipped:
-            message += (
-                "\n\nopenbot left out of this commit: "
-                + ", ".join(f"{p} ({why})" for p, why in list(skipped.items())[:20])
-                + (f" and {len(skipped) - 20} more" if len(skipped) > 20 else "")
-            )
+        message += _said_left_out(skipped)
         for path, sha in (gitlinks or {}).items():
             index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=sha), pygit2.enums.FileMode.COMMIT))
         tree = index.write_tree()
@@ -104,6 +95,17 @@ def commit_wip(
     except (pygit2.GitError, KeyError, ValueError, OSError) as e:
         why = (str(e).splitlines() or [type(e).__name__])[0]
         raise GitError(f"could not commit the work left in {checkout}: {why}") from e
+
+
+def _said_left_out(skipped: dict[str, str]) -> str:
+    if not skipped:
+        return ""
+    more = f" and {len(skipped) - 20} more" if len(skipped) > 20 else ""
+    return (
+        "\n\nopenbot left out of this commit: "
+        + ", ".join(f"{p} ({w})" for p, w in list(skipped.items())[:20])
+        + more
+    )
 
 
 def _open(carrier: Path, checkout: Path) -> Any:
