@@ -191,3 +191,36 @@ def test_an_unverified_run_resumes_with_its_branch_and_new_attempts(tmp_path: Pa
     result = json.loads(resumed.stdout)
     assert result["status"] == "completed" and result["verified"] is True and result["action"] == "merge"
     assert git(repo, "rev-parse", "main") == result["verified_sha"]
+
+
+def test_the_check_has_no_network_even_when_the_agent_has(tmp_path: Path) -> None:
+    import socket
+
+    repo = project(tmp_path)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        port = server.getsockname()[1]
+        reach = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5)\""
+        agent = shell(reach)  # the agent may connect (network = true): the check may not
+        config = f"network = true\nverify = [{json.dumps(reach)}]\nverify_attempts = 1\n"
+        make_bot("net", [reply("", agent), reply("", complete())], config)
+        out = run_cli("run", "net", "--json", cwd=repo)
+    assert out.returncode == 5, out.stderr
+    ran = [json.loads(x) for s in sessions("net") for x in (s / "events.jsonl").read_text().splitlines()]
+    assert [e["exit_code"] for e in ran if e["type"] == "command"] == [0]
+    (check,) = verifications("net")
+    assert check["checks"][0]["exit_code"] != 0 and "Error" in check["checks"][0]["output"]
+
+
+def test_merge_unverified_merges_work_that_failed_its_check_and_says_so(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    work = shell("echo n > NOTES.md && git add NOTES.md && git commit -qm notes")
+    config = VERIFY + "verify_attempts = 1\nmerge_unverified = true\n"
+    make_bot("loose", [reply("", work), reply("", complete("done", "merge"))], config)
+    out = run_cli("run", "loose", "--json", cwd=repo)
+    assert out.returncode == 5, out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "unverified" and result["merge_unverified"] is True
+    assert result["action"] == "merge" and (repo / "NOTES.md").read_text() == "n\n"
+    assert "NOT verified" in out.stderr and "merge_unverified = true: merge applies without it" in out.stderr
