@@ -156,6 +156,7 @@ NoticeKind = Literal[  # docs/EVENTS.md says what each one's `data` holds and wh
     "refusal",
     "prompt_too_long",
     "model_switched",
+    "thinking_dropped",
     "sandbox_unconfined",
     "dead_run_marked",
     "worktree_swept",
@@ -179,9 +180,7 @@ NoticeKind = Literal[  # docs/EVENTS.md says what each one's `data` holds and wh
 
 
 @dataclass(frozen=True)
-class Notice(Event):
-    """Something openbot did or decided on the user's behalf (a WIP commit, a sweep, a skipped skill)."""
-
+class Notice(Event):  # something openbot did or decided on the user's behalf (a WIP commit, a sweep)
     type: ClassVar[str] = "notice"
     kind: NoticeKind
     message: str

@@ -41,6 +41,7 @@ class ToolUseBlock(TypedDict):
     id: str
     name: str
     input: dict[str, object]
+    caller: NotRequired[dict[str, object]]  # who made the call (the API's programmatic tool calling)
     cache_control: NotRequired[CacheControl]
 
 

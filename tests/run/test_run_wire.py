@@ -204,3 +204,76 @@ def test_a_reasoning_model_with_any_name_gets_its_reasoning_back_under_store_fal
     assert all(b.get("include") == ["reasoning.encrypted_content"] for b in bodies[1:])
     sent = [i for i in bodies[2]["input"] if i.get("type") == "reasoning"]
     assert sent and all(i.get("encrypted_content") for i in sent)
+
+
+# 5. The 400s a changed request fixes; turns sent back exactly
+
+
+def test_a_run_resumed_on_another_claude_model_recovers_from_bound_thinking(repo: Path) -> None:
+    """Thinking signed for one model's prefix comes back to another: the API's 400 "bound to a different
+    conversation" is answered with drop_block (and its beta header), not the end of the run."""
+    first = [
+        fakeapi.reply(
+            "", [shell("echo one > one.txt && git add -A && git commit -qm one", "toolu_1")], thinking="Plan."
+        ),
+        fakeapi.reply("Iteration done.", thinking="Stop."),
+    ]
+    with FakeAnthropic(first) as api:
+        code, one, stderr = claude(api, repo, "max_iterations = 1")
+        assert code == 3 and one["status"] == "limit", stderr
+        bot("claude", "claude-opus-5-5", "max_iterations = 1")
+        api.add(fakeapi.reply("", [complete_call()]))
+        env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url}
+        out = run_cli("run", "claude", "--json", "--resume", one["run_id"], cwd=repo, env=env)
+        resent = api.requests[-1]
+        api.assert_done()
+    assert out.returncode == 0 and json.loads(out.stdout)["status"] == "completed", out.stderr
+    assert resent.body["thinking"]["block_binding"] == {"prefix_mismatch_behavior": "drop_block"}
+    assert "thinking-binding-controls-2026-08-01" in resent.headers["anthropic-beta"]
+    [retry] = [r for r in retries_of_all("claude") if "bound to a different conversation" in r["cause"]]
+    assert retry["wait_secs"] == 0
+    assert [n for n in notices_of_all("claude") if n["kind"] == "thinking_dropped"]
+
+
+def test_echoed_turns_keep_caller_citations_and_empty_text_blocks(repo: Path) -> None:
+    cite = {
+        "type": "char_location",
+        "cited_text": "x",
+        "document_index": 0,
+        "start_char_index": 0,
+        "end_char_index": 1,
+    }
+    content = [
+        {"type": "text", "text": ""},
+        {"type": "text", "text": "See the docs.", "citations": [cite]},
+        {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "shell",
+            "input": {"command": "true"},
+            "caller": {"type": "direct"},
+        },
+    ]
+    with FakeAnthropic([fakeapi.Reply(content), fakeapi.reply("", [complete_call()])]) as api:
+        code, result, stderr = claude(api, repo)
+        sent = api.bodies[1]["messages"][1]["content"]
+        api.assert_done()
+    assert code == 0, stderr
+    assert [{k: v for k, v in b.items() if k != "cache_control"} for b in sent] == content
+
+
+def test_no_room_for_max_tokens_lowers_it_instead_of_ending_the_run(repo: Path) -> None:
+    with FakeAnthropic([fakeapi.reply("", [complete_call()])], window=40_000, output_counts=True) as api:
+        code, result, stderr = claude(api, repo, "max_output_tokens = 64000")
+        asked = [b["max_tokens"] for b in api.bodies]
+        api.assert_done()
+    assert code == 0 and result["status"] == "completed", stderr
+    assert asked[0] == 64_000 and asked[-1] < 40_000 and len(asked) == 2
+
+
+def retries_of_all(bot_name: str) -> list[dict[str, Any]]:
+    return [e for s in sessions(bot_name) for e in events(s) if e["type"] == "retry"]
+
+
+def notices_of_all(bot_name: str) -> list[dict[str, Any]]:
+    return [e for s in sessions(bot_name) for e in events(s) if e["type"] == "notice"]

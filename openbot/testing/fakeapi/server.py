@@ -44,6 +44,7 @@ class FakeAnthropic:
     cache: set[str] = field(default_factory=set)
     # The API sends non-ASCII raw (U+2028 in a JSON string included); True escapes it as \\uXXXX.
     ascii_only: bool = False
+    output_counts: bool = False  # True: the window must hold the prompt and `max_tokens` (a 400 otherwise)
 
     def __post_init__(self) -> None:
         self._queue: deque[Reply | HttpError] = deque(self.items)
@@ -186,13 +187,21 @@ class _Handler(BaseHTTPRequestHandler):
             return (
                 f"A maximum of {wire.MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {n}."
             )
-        bad = wire.bad_signature(body) or wire.foreign_block(body)
+        if wire.drop_block(body) and wire.BINDING_BETA not in str(self.headers.get("anthropic-beta", "")):
+            return f"thinking.block_binding: requires the beta header anthropic-beta: {wire.BINDING_BETA}"
+        bad = ("" if wire.drop_block(body) else wire.bad_signature(body)) or wire.foreign_block(body)
         if bad:
             return bad
         size = wire.prompt_tokens(compaction.live(body))
         window = self.api.window_of(str(body.get("model", "")))
         if size > window:
             return f"prompt is too long: {size} tokens > {window} maximum"
+        asked = int(body.get("max_tokens") or 0)
+        if self.api.output_counts and size + asked > window:
+            return (
+                f"input length and `max_tokens` exceed context limit: {size} + {asked} > {window}, "
+                "decrease input length or `max_tokens` and try again"
+            )
         return ""
 
     def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:

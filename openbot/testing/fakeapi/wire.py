@@ -10,6 +10,7 @@ from typing import Any
 from openbot.testing.fakeapi.script import Reply
 
 MAX_BREAKPOINTS = 4
+BINDING_BETA = "thinking-binding-controls-2026-08-01"  # what `drop_block` needs
 DEFAULT_WINDOW = 1_000_000
 
 
@@ -126,19 +127,34 @@ def signature(body: dict[str, Any], upto: int) -> str:
     return "EqFake" + hashlib.sha256(canon(prefix).encode()).hexdigest()[:40]
 
 
+def unbound_blocks(body: dict[str, Any]) -> list[str]:
+    """Where a thinking block comes back in a conversation it was not made in (`messages.I.content.J`)."""
+    return [
+        f"messages.{i}.content.{j}"
+        for i, msg in enumerate(body.get("messages") or [])
+        if msg.get("role") == "assistant"
+        for j, block in enumerate(_blocks(msg.get("content")))
+        if isinstance(block, dict)
+        and block.get("type") == "thinking"
+        and block.get("signature") != signature(body, i)
+    ]
+
+
 def bad_signature(body: dict[str, Any]) -> str:
     """The API's 400 message when a thinking block comes back in a conversation it was not made in."""
-    for i, msg in enumerate(body.get("messages") or []):
-        if msg.get("role") != "assistant":
-            continue
-        for j, block in enumerate(_blocks(msg.get("content"))):
-            if isinstance(block, dict) and block.get("type") == "thinking":
-                if block.get("signature") != signature(body, i):
-                    return (
-                        f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block. "
-                        "The block is bound to a different conversation"
-                    )
-    return ""
+    where = unbound_blocks(body)
+    if not where:
+        return ""
+    return (
+        f"{where[0]}: Invalid `signature` in `thinking` block. The block is bound to a different "
+        "conversation. Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to "
+        '"drop_block".'
+    )
+
+
+def drop_block(body: dict[str, Any]) -> bool:
+    binding = (body.get("thinking") or {}).get("block_binding") or {}
+    return bool(binding.get("prefix_mismatch_behavior") == "drop_block")
 
 
 def foreign_block(body: dict[str, Any]) -> str:
@@ -202,14 +218,17 @@ def _block_events(block: dict[str, Any], raw_json: str | None, size: int) -> tup
         ]
         deltas.append({"type": "signature_delta", "signature": block["signature"]})
         return {"type": "thinking", "thinking": "", "signature": ""}, deltas
-    return {**block, "text": ""}, [
-        {"type": "text_delta", "text": p} for p in _split(block.get("text", ""), size)
-    ]
+    cites = block.get("citations") or []  # streamed as the API streams them: after an empty start
+    opening = {**block, "text": ""} | ({"citations": None} if cites else {})
+    deltas = [{"type": "text_delta", "text": p} for p in _split(block.get("text", ""), size)]
+    return opening, deltas + [{"type": "citations_delta", "citation": c} for c in cites]
 
 
 def sse_events(item: Reply, body: dict[str, Any], usage: dict[str, int], size: int) -> list[tuple[str, Any]]:
     start = {**message(item, body, {**usage, "output_tokens": 1}), "content": [], "stop_reason": None}
     start["stop_details"] = None
+    if drop_block(body):  # what the API dropped (the shape is assumed: the docs name the array only)
+        start["input_transformations"] = [{"type": "drop_block", "path": p} for p in unbound_blocks(body)]
     events: list[tuple[str, Any]] = [
         ("message_start", {"type": "message_start", "message": start}),
         ("ping", {"type": "ping"}),

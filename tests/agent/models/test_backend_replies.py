@@ -65,9 +65,12 @@ def test_thinking_blocks_come_back_with_their_signature_and_are_accepted_when_se
     assert api.bodies[1]["messages"][1]["content"][0] == first.content[0]  # exactly as received
 
 
-def test_an_edited_earlier_message_invalidates_a_thinking_signature(api: FakeAnthropic) -> None:
-    """The check the append-only conversation exists for: the fake rejects what the API rejects."""
-    api.add(reply("", [EDIT], thinking="Plan."))
+def test_an_edited_earlier_message_invalidates_a_thinking_signature_and_drop_block_recovers(
+    api: FakeAnthropic,
+) -> None:
+    """The check the append-only conversation exists for: the fake rejects what the API rejects, and the
+    backend recovers as the docs say (drop_block with its beta header, on every later request)."""
+    api.add(reply("", [EDIT], thinking="Plan."), reply("Done."), reply("Still fine."))
     m = model()
     first = m.complete(request(), ListSink())
     messages = [
@@ -75,8 +78,18 @@ def test_an_edited_earlier_message_invalidates_a_thinking_signature(api: FakeAnt
         {"role": "assistant", "content": first.content},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_e", "content": "ok"}]},
     ]
-    with pytest.raises(Exception, match="Invalid `signature` in `thinking` block"):
-        m.complete(request(messages), ListSink())
+    sink = ListSink()
+    assert m.complete(request(messages), sink).text == "Done."
+    assert m.complete(request(messages), ListSink()).text == "Still fine."
+    [retry] = [e for e in sink.events if isinstance(e, Retry)]
+    assert "bound to a different conversation" in retry.cause and retry.wait_secs == 0
+    [dropped] = [e for e in sink.events if isinstance(e, Notice) and e.kind == "thinking_dropped"]
+    assert dropped.data["dropped"] == [{"type": "drop_block", "path": "messages.1.content.0"}]
+    rejected, *resent = [r for r in api.requests if r.path == "/v1/messages"][1:]
+    assert "block_binding" not in (rejected.body.get("thinking") or {})
+    for r in resent:
+        assert r.body["thinking"]["block_binding"] == {"prefix_mismatch_behavior": "drop_block"}
+        assert "thinking-binding-controls-2026-08-01" in r.headers["anthropic-beta"]
 
 
 def test_a_refusal_comes_back_with_its_stop_details(api: FakeAnthropic) -> None:

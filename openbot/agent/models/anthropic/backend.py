@@ -14,12 +14,15 @@ Stop reasons (docs: "Stop reasons and fallback"): a reply cut at `max_tokens` (o
 that holds a tool call or nothing usable is asked again with twice the output limit, up to the model's
 maximum, with a `Notice`; whatever is still cut is returned as `truncated` for the turn to handle.
 `refusal` comes back with its `stop_details`; tool input that is not JSON comes back as a `defect`.
+A 400 a changed request fixes (a thinking block bound to another prefix, no room for `max_tokens`) is
+re-sent changed (recover.py).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from typing import Any
 
 from openbot.agent.models.anthropic.http import (
@@ -31,6 +34,7 @@ from openbot.agent.models.anthropic.http import (
     api_key,
     shared,
 )
+from openbot.agent.models.anthropic.recover import Fixes, applied, fixable
 from openbot.agent.models.anthropic.wire import Accumulator, copy_usage, plain_block
 from openbot.agent.models.base import (
     TRUNCATED,
@@ -45,7 +49,7 @@ from openbot.agent.models.outage import Outage, Patience, Watch, retry_after, wi
 from openbot.agent.models.params import build_params
 from openbot.agent.models.pricing import price_usage
 from openbot.errors import ModelError, UsageError
-from openbot.events import EventSink, TextDelta
+from openbot.events import EventSink, Notice, TextDelta
 
 KEY_HINT = "check ANTHROPIC_API_KEY: it must be a valid key for this API"
 OUTPUT_CEILING = 128_000  # the largest max_tokens a retry asks for, unless the model allows less
@@ -82,6 +86,7 @@ class AnthropicModel:
         self.backoff_secs = backoff_secs
         self.output_ceiling = max_output_tokens  # the model's own maximum (Models API), when known
         self._client = client
+        self.fixes = Fixes()  # what 400s the request could fix changed (recover.py)
 
     @property
     def client(self) -> Connection:
@@ -101,7 +106,7 @@ class AnthropicModel:
         when it cannot be had now (the estimate then stands)."""
         import httpx2
 
-        params = build_params(self.model, request, self.options)
+        params = self._params(request)
         keys = ("model", "messages", "system", "tools", "thinking", "output_config", "context_management")
         body = {k: params[k] for k in keys if k in params}
         try:
@@ -114,7 +119,7 @@ class AnthropicModel:
 
     def _complete_once(self, request: ModelRequest, max_tokens: int, sink: EventSink) -> ModelReply:
         request = ModelRequest(request.system, request.tools, request.messages, max_tokens, request.deadline)
-        params = build_params(self.model, request, self.options)
+        self.fixes.max_tokens = None
         patience = Patience(
             self.options.patience_secs,
             request.deadline,
@@ -122,12 +127,19 @@ class AnthropicModel:
             backoff_secs=self.backoff_secs,
         )
         return with_patience(
-            lambda billed: self._attempt(params, sink, billed, patience),
+            lambda billed: self._attempt(self._params(request), sink, billed, patience),
             self._classify,
             self._priced,
             patience,
             sink,
         )
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        """The request's params, built afresh for each attempt with the fixes in force (recover.py)."""
+        room = self.fixes.max_tokens
+        if room is not None and request.max_tokens > room:
+            request = replace(request, max_tokens=room)
+        return applied(build_params(self.model, request, self.options), self.fixes)
 
     def _attempt(
         self, params: dict[str, Any], sink: EventSink, billed: Usage, patience: Patience
@@ -163,13 +175,22 @@ class AnthropicModel:
             return self._defect(billed, f"a tool call's input is not valid JSON: {bad}")
         usage = Usage()
         copy_usage(message["usage"], usage)
+        self._dropped(message.get("input_transformations"), sink)
         return ModelReply(
-            content=[b for b in (plain_block(block) for block in message["content"]) if b],
+            content=[plain_block(block) for block in message["content"]],
             stop_reason=message["stop_reason"],
             usage=self._priced(usage),
             model=message.get("model") or self.model,
             stop_details=message.get("stop_details") or None,
         )
+
+    def _dropped(self, transformations: Any, sink: EventSink) -> None:
+        """Say once what the API dropped under `drop_block` (again only when that changes)."""
+        if not isinstance(transformations, list) or len(transformations) == self.fixes.dropped_seen:
+            return
+        self.fixes.dropped_seen = len(transformations)
+        message = f"the API dropped {len(transformations)} thinking block(s) bound to an earlier prefix"
+        sink.emit(Notice(kind="thinking_dropped", message=message, data={"dropped": transformations}))
 
     def _defect(self, billed: Usage, why: str) -> ModelReply:
         return ModelReply([], "tool_use", self._priced(billed), self.model, defect=_scrub(why)[:500])
@@ -184,7 +205,8 @@ class AnthropicModel:
         if isinstance(e, Outage):
             return e
         if isinstance(e, ApiError):
-            return _classify_status(e, failed)
+            fix = fixable(e.status_code, e.message, self.fixes, failed)
+            return fix or _classify_status(e, failed)
         if isinstance(e, httpx2.TimeoutException):
             return Outage(
                 "unavailable", "no data from the API within the read timeout (a stalled stream)", at_once=True

@@ -9,7 +9,7 @@ import json
 from typing import Any, cast
 
 from openbot.agent.models.base import Usage
-from openbot.state.messages import Block
+from openbot.state.messages import Block, TextBlock, ToolUseBlock
 
 TOOL_INPUT_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")  # blocks whose input is streamed JSON
 USAGE_TOTALS = (  # cumulative counts a `message_delta` may carry; an absent one keeps message_start's
@@ -86,14 +86,26 @@ class Accumulator:
         return self.message, "" if truncated else bad
 
 
-def plain_block(block: dict[str, Any]) -> Block | None:
-    """A reply's content block as the conversation stores it (None for an empty text block); any other
-    kind (compaction, the API's server tools) kept as received."""
+def plain_block(block: dict[str, Any]) -> Block:
+    """A reply's content block as the conversation stores it: as received (an empty text block, a
+    tool call's `caller`, a text's `citations` included: the docs ask for turns sent back exactly), only
+    None-valued fields left out, as the SDK's `exclude_none` dump leaves them out."""
     kind = block.get("type")
     if kind == "text":
-        return {"type": "text", "text": block["text"]} if block.get("text") else None
+        text: TextBlock = {"type": "text", "text": block.get("text") or ""}
+        if block.get("citations"):
+            text["citations"] = list(block["citations"])
+        return text
     if kind == "tool_use":
-        return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block.get("input", {})}
+        call: ToolUseBlock = {
+            "type": "tool_use",
+            "id": block["id"],
+            "name": block["name"],
+            "input": block.get("input", {}),
+        }
+        if block.get("caller") is not None:
+            call["caller"] = dict(without_nones(block["caller"]))
+        return call
     if kind == "thinking":  # sent back exactly as received, signature included
         return {
             "type": "thinking",
