@@ -14,10 +14,12 @@ from __future__ import annotations
 import codecs
 import contextlib
 import fcntl
+import json
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from openbot.errors import ConfigError
 
@@ -165,3 +167,13 @@ def read_user_text(path: Path, *, root: Path, limit: int, what: str = "file") ->
             hint=f"openbot reads a {what} of up to {limit // 1024} kB; shorten it",
         )
     return text
+
+
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a number openbot writes")
+
+
+def loads_strict(data: bytes | str) -> Any:
+    """JSON as openbot writes it: Python's parser also takes NaN and ±Infinity, which no openbot record
+    holds and which crash whatever formats them (`int(inf)`); ValueError for them, as for bad UTF-8."""
+    return json.loads(data, parse_constant=_not_a_number)

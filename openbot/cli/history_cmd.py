@@ -41,8 +41,12 @@ def _duration(secs: float) -> str:
 
 
 def _row(m: SessionMeta) -> str:
+    from openbot.state.history import UNKNOWN
+
     date = m.started_at[:16].replace("T", " ") or "-"
     summary = m.response_summary or m.prompt_summary or m.error
+    if m.status == UNKNOWN and m.error:
+        summary = "damaged: see below"
     checked = m.extra.get("verification")
     if isinstance(checked, dict) and isinstance(checked.get("passed"), bool):
         summary = f"[{'verified' if checked['passed'] else 'NOT verified'}] {summary}"
@@ -54,12 +58,17 @@ def _row(m: SessionMeta) -> str:
 
 
 def _print_list(sessions: list[SessionMeta]) -> None:
+    from openbot.state.history import UNKNOWN
+
     _echo(
         f"{'#':>5}  {'run (--resume <run>)':<21}  "
         f"{'started (UTC)':<16}  {'time':>7}  {'tokens':>7}  {'status':<11}  {'action':<7}  summary"
     )
     for m in sessions:
         _echo(_row(m))
+    for m in sessions:  # in full, under the table: the file to restore or delete must not be cut
+        if m.status == UNKNOWN and m.error:
+            _echo(f"session {m.session_number}: {m.error}")
 
 
 def _budget(b: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
+from openbot.files import loads_strict
 from openbot.state.messages import Block, Message, ToolResultBlock, blocks_of, text_block
 
 
@@ -92,7 +93,7 @@ def _record(raw: bytes, path: Path, number: int) -> tuple[str, dict[str, Any]]:
     """One line of conversation.jsonl as (op, record); ConfigError naming the line otherwise."""
     why = ""
     try:
-        rec = json.loads(raw)
+        rec = loads_strict(raw)
     except ValueError as e:  # UnicodeDecodeError included
         rec, why = None, f"not JSON ({str(e).splitlines()[0]})"
     op = str(rec.get("op", "append")) if isinstance(rec, dict) else ""
@@ -126,6 +127,7 @@ class Conversation:
         conv = cls(path, redact)
         from openbot.events import truncate_torn_tail
 
+        check_file(path)  # before the torn tail is cut: a damaged file is refused as it is, never changed
         truncate_torn_tail(path)  # a crash mid-write: the next append must start on its own line
         try:
             data = path.read_bytes()
@@ -209,10 +211,18 @@ class Conversation:
 
 
 def check_file(path: Path) -> None:
-    """Validate a saved conversation without changing it (a torn last line is allowed: `load` drops it)."""
+    """Validate a saved conversation without changing it (a torn last line is allowed: `load` drops it);
+    but a file that is only a torn line holds no conversation to resume: refused, never started afresh."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return
+    if data and b"\n" not in data:
+        from openbot.errors import ConfigError
+
+        raise ConfigError(
+            f"{path}: damaged: one unfinished line ({len(data)} bytes) and no whole record",
+            hint="restore the file, or start a new run instead of resuming this one",
+        )
     for number, raw in enumerate(data[: data.rfind(b"\n") + 1].splitlines(), 1):
         _record(raw, path, number)

@@ -24,7 +24,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import NotFoundError, UsageError
-from openbot.files import locked
+from openbot.files import loads_strict, locked
 from openbot.state import legacy_history
 from openbot.state.records import write_record  # padded: a final state fits on a full disk
 
@@ -200,11 +200,12 @@ class History:
             return _legacy(self.root, session_id)
         path = self.session_dir(session_id) / "metadata.json"
         try:
-            return SessionMeta.from_dict(json.loads(path.read_bytes()))
+            return SessionMeta.from_dict(loads_strict(path.read_bytes()))
         except FileNotFoundError:
             return _unreadable(session_id, "metadata.json is missing")
         except (OSError, ValueError, UnicodeDecodeError) as e:
-            return _unreadable(session_id, f"metadata.json is damaged: {e}")
+            why = str(e).splitlines()[0] if str(e) else type(e).__name__
+            return _unreadable(session_id, f"damaged record {path}: {why} (restore or delete it)")
 
     def events(self, session_id: str) -> Iterator[dict[str, Any]]:
         """The session's event records; a Rust openbot session's as openbot records (legacy_history)."""

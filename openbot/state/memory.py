@@ -24,7 +24,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError, UsageError
-from openbot.files import locked, read_capped, write_atomic
+from openbot.files import loads_strict, locked, read_capped, write_atomic
 
 MAX_KEY_CHARS = 200
 NOTE_LIMIT = 4 * 1024
@@ -80,7 +80,7 @@ class MemoryStore:
         if cut:
             raise self._corrupt(f"it is larger than {FILE_LIMIT // (1024 * 1024)} MB")
         try:
-            data: Any = json.loads(raw)
+            data: Any = loads_strict(raw)
         except (ValueError, UnicodeDecodeError) as e:
             raise self._corrupt(f"not valid JSON ({e})") from None
         if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):

@@ -17,6 +17,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError, NotFoundError, UsageError
+from openbot.files import loads_strict
 from openbot.state.records import write_record
 
 RUN_ID_RE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4,32}$")
@@ -107,7 +108,7 @@ class RunRecord:
     def load(cls, path: Path) -> RunRecord:
         """Read and validate a run.json; ConfigError (exit 2, one line naming the file and key) otherwise."""
         try:
-            data: dict[str, Any] = json.loads(path.read_bytes())
+            data: dict[str, Any] = loads_strict(path.read_bytes())
         except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
             raise ConfigError(f"{path}: unreadable run record: {str(e).splitlines()[0]}") from e
         if not isinstance(data, dict):

@@ -25,7 +25,7 @@ from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError
-from openbot.files import write_atomic
+from openbot.files import loads_strict, write_atomic
 from openbot.state.trustdigest import digest
 
 TRUST_ENV = "OPENBOT_TRUST_REPO_BOTS"
@@ -110,7 +110,7 @@ class TrustStore:
 def read_entries(path: Path) -> dict[str, dict[str, Any]]:
     """The entries of one trust file; a damaged file is a one-line error, never trust by accident."""
     try:
-        data = json.loads(path.read_bytes())
+        data = loads_strict(path.read_bytes())
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as e:
@@ -133,7 +133,7 @@ def all_stores() -> list[tuple[str, dict[str, dict[str, Any]]]]:
     found = []
     for path in sorted(trust_dir().glob("*.json")):
         try:
-            data = json.loads(path.read_bytes())
+            data = loads_strict(path.read_bytes())
             entries = read_entries(path)
         except (ConfigError, OSError, ValueError):
             continue

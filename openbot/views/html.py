@@ -245,12 +245,19 @@ def render_session_html(metadata: Mapping[str, Any], events: list[dict[str, Any]
 def render_session_dir(session_dir: Path) -> str:
     """Render `<session_dir>/metadata.json` + `events.jsonl`; a missing or damaged metadata.json is shown
     as an error field rather than refused, since the events are what the reader came for."""
+    from openbot.files import loads_strict
+
+    path = session_dir / "metadata.json"
     try:
-        metadata = json.loads((session_dir / "metadata.json").read_text(encoding="utf-8"))
+        metadata = loads_strict(path.read_bytes())  # NaN/Infinity too: `int(inf)` would crash a field
         if not isinstance(metadata, dict):
             raise ValueError("not a JSON object")
     except (OSError, ValueError) as e:
-        metadata = {"session_id": session_dir.name, "error": f"metadata.json unreadable: {e}"}
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        metadata = {
+            "session_id": session_dir.name,
+            "error": f"damaged record {path}: {why} (restore or delete it)",
+        }
     return render_session_html(metadata, list(read_events(session_dir / "events.jsonl")))
 
 
