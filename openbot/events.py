@@ -281,10 +281,6 @@ class EventLog:
             self._fd = -1
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number openbot writes")  # NaN/Infinity: a damaged line, skipped
-
-
 def read_events(path: Path) -> Iterator[dict[str, Any]]:
     """Yield every intact record (a JSON object); torn, undecodable or non-object lines are skipped."""
     try:
@@ -296,8 +292,8 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
             if not raw.endswith(b"\n"):
                 return
             try:
-                record = json.loads(raw, parse_constant=_no_constant)
-            except ValueError:
+                record = json.loads(raw, parse_constant={}.__getitem__)  # NaN/Infinity: damaged, skipped
+            except (ValueError, KeyError):
                 continue
             if isinstance(record, dict):  # a line of other JSON (a list, a string) is no event either
                 yield record
