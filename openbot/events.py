@@ -282,7 +282,8 @@ class EventLog:
 
 
 def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield every intact record (a JSON object); torn, undecodable or non-object lines are skipped."""
+    """Yield every intact record (a JSON object); torn, undecodable or non-object lines are skipped, and so
+    are lines with NaN/Infinity, which openbot never writes (`bytes.fromhex` refuses them: ValueError)."""
     try:
         f = open(path, "rb")
     except FileNotFoundError:
@@ -292,8 +293,8 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
             if not raw.endswith(b"\n"):
                 return
             try:
-                record = json.loads(raw, parse_constant={}.__getitem__)  # NaN/Infinity: damaged, skipped
-            except (ValueError, KeyError):
+                record = json.loads(raw, parse_constant=bytes.fromhex)
+            except ValueError:
                 continue
             if isinstance(record, dict):  # a line of other JSON (a list, a string) is no event either
                 yield record
