@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from openbot import paths
-from tests.helpers import complete, make_bot, reply, run_cli, shell
+from tests.helpers import complete, git, make_bot, reply, run_cli, shell
 
 SKILL = "---\nname: brainstorming\ndescription: Think before you code\n---\nList three options first.\n"
 
@@ -121,3 +121,15 @@ def test_resume_alone_with_no_run_is_exit_2_and_an_empty_id_is_refused(repo: Pat
     assert not (paths.bot_home("fresh") / "workspaces").exists() or not list(
         (paths.bot_home("fresh") / "workspaces").glob("*/runs/*")
     )
+
+
+def test_a_resumed_scripted_run_goes_on_where_its_script_left_off(repo: Path) -> None:
+    first_iteration = [reply("", shell("echo one >> log.txt")), reply("first iteration over")]
+    finish = shell("echo two >> log.txt && git add log.txt && git commit -qm finish")
+    make_bot("replay", [*first_iteration, reply("", finish), reply("", complete("finished"))])
+    first = json.loads(run_cli("run", "replay", "--json", "-n", "1", cwd=repo).stdout)
+    assert first["exit_code"] == 3
+    out = run_cli("run", "replay", "--resume", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    # not replayed from the start: "one" was written once, then the script's next reply ran
+    assert git(repo, "show", f"{first['branch']}:log.txt") == "one\ntwo"

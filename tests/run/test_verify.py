@@ -184,7 +184,14 @@ def test_an_unverified_run_resumes_with_its_branch_and_new_attempts(tmp_path: Pa
     bot_dir = make_bot("again", [reply("", complete("done", "merge"))], VERIFY + "verify_attempts = 1\n")
     first = run_cli("run", "again", "--json", cwd=repo)
     assert first.returncode == 5, first.stderr
-    script = {"responses": [reply("", FIX), reply("", complete("fixed", "merge"))]}
+    # the script goes on after the reply the conversation holds (docs/SCRIPTED.md)
+    script = {
+        "responses": [
+            reply("", complete("done", "merge")),
+            reply("", FIX),
+            reply("", complete("fixed", "merge")),
+        ]
+    }
     (bot_dir / "script.json").write_text(json.dumps(script))
     resumed = run_cli("run", "again", "--resume", json.loads(first.stdout)["run_id"], "--json", cwd=repo)
     assert resumed.returncode == 0, resumed.stderr

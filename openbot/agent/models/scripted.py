@@ -89,6 +89,7 @@ class ScriptedModel:
     requests: list[ModelRequest] = field(default_factory=list)
     keep_requests: bool = True  # snapshots for tests; a long CLI dry run keeps only the count (flat memory)
     calls: int = 0
+    resumed_from: int | None = None  # replies the conversation already held at the first call
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:
@@ -122,6 +123,13 @@ class ScriptedModel:
         return len(self.responses) - self.calls
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
+        if self.calls == 0 and self.resumed_from is None:
+            # A resumed run's conversation holds the replies its earlier invocations got: the script goes
+            # on after them instead of replaying from its start; one with nothing left there was written
+            # for the resume and starts from its beginning (docs/SCRIPTED.md).
+            held = sum(1 for m in request.messages if m.get("role") == "assistant")
+            self.resumed_from = held if held < len(self.responses) else 0
+            self.calls = self.resumed_from
         index = self.calls
         if index >= len(self.responses):
             n = len(self.responses)
