@@ -176,6 +176,10 @@ NoticeKind = Literal[  # docs/EVENTS.md says what each one's `data` holds and wh
     "editable_install",
     "hooks_changed",
     "wip_left_out",
+    "run_note",
+    "run_warning",
+    "sleeping",
+    "notified",
 ]
 
 

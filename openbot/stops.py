@@ -55,7 +55,7 @@ class Cancel(threading.Event):
 
 
 class TurnEnded(Exception):
-    """Ends the turn; `Turn.run` records it and returns."""
+    """Ends the turn; `Turn.run` returns it in its result, and the session records its status and reason."""
 
     outcome: ClassVar[TurnOutcome]
     status: ClassVar[Status] = "limit"
@@ -64,12 +64,21 @@ class TurnEnded(Exception):
         super().__init__(detail)
         self.detail = detail
 
+    @property
+    def reason(self) -> str:
+        """What the session's record says of this ending."""
+        return self.detail
+
 
 class EndTurn(TurnEnded):
     """The model's reply asked for no tool: its turn is over. `detail` is the API's stop_reason."""
 
     outcome = "end_turn"
     status = "completed"
+
+    @property
+    def reason(self) -> str:
+        return ""  # the turn ended as turns do: nothing to explain
 
 
 class AbortTurn(TurnEnded):

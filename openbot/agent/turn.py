@@ -33,7 +33,7 @@ from openbot.events import (
 )
 from openbot.state.conversation import Conversation, not_run
 from openbot.state.messages import Block, ToolResultBlock, ToolUseBlock
-from openbot.stops import AbortTurn, Completed, EndTurn, Refused, StepLimit, Stuck, TurnEnded, TurnOutcome
+from openbot.stops import AbortTurn, Completed, Completion, EndTurn, Refused, StepLimit, Stuck, TurnEnded
 
 
 @dataclass(frozen=True)
@@ -45,12 +45,13 @@ class TurnLimits:
 
 @dataclass
 class TurnResult:
-    outcome: TurnOutcome
+    """What a turn did; `ended` is the stop that ended it (its status and detail are the session's)."""
+
     steps: int
     usage: Usage
     last_text: str = ""
-    detail: str = ""
     texts: list[str] = field(default_factory=list)
+    ended: TurnEnded = field(default_factory=EndTurn)
 
 
 NUDGE = (
@@ -85,7 +86,7 @@ class Turn:
 
     def __post_init__(self) -> None:
         # Kept on the turn so the runner can record partial usage when the turn ends by an exception.
-        self.result = TurnResult(outcome="end_turn", steps=0, usage=Usage())
+        self.result = TurnResult(steps=0, usage=Usage())
         self._last_signature, self._repeats = "", 0
         self._reasks = 0  # consecutive replies that could not be used (openbot.agent.replies)
         self._acted = False  # a tool ran in this turn: a reply without a call may now end it
@@ -225,9 +226,9 @@ class Turn:
         if not tool_uses:
             raise EndTurn(reply.stop_reason)
         self._acted = True
-        self._run_tools(tool_uses, as_text=not reply.tool_uses)
-        if self.ctx.completion is not None:
-            raise Completed(self.ctx.completion)
+        completion = self._run_tools(tool_uses, as_text=not reply.tool_uses)
+        if completion is not None:
+            raise Completed(completion)
         if self.ctx.cancel.is_set():
             raise self.ctx.cancel.interrupted()
         sig = _signature(tool_uses)
@@ -253,26 +254,30 @@ class Turn:
             )
         )
 
-    def _run_tools(self, tool_uses: list[ToolUseBlock], as_text: bool = False) -> None:
-        """Run the calls in order; once cancelled, the rest get a "not run" result. Every tool_use gets
-        its tool_result, whatever happens, so the saved conversation stays valid for resume."""
+    def _run_tools(self, tool_uses: list[ToolUseBlock], as_text: bool = False) -> Completion | None:
+        """Run the calls in order, until one completes the session (returned) or the run is cancelled:
+        the rest get a "not run" result. Every tool_use gets its tool_result, whatever happens, so the
+        saved conversation stays valid for resume."""
         results: list[ToolResultBlock] = []
+        completion: Completion | None = None
         try:
             for tool_use in tool_uses:
-                if self.ctx.cancel.is_set() or self.ctx.completion is not None:
+                if self.ctx.cancel.is_set() or completion is not None:
                     break
-                results.append(self._run_tool(tool_use))
+                result, completion = self._run_tool(tool_use)
+                results.append(result)
         finally:
             done = {r["tool_use_id"] for r in results}
-            why = "session_complete was called" if self.ctx.completion is not None else "the run was stopped"
+            why = "session_complete was called" if completion is not None else "the run was stopped"
             results += [not_run(t["id"], why) for t in tool_uses if t["id"] not in done]
             if as_text:
                 self.conversation.add_user_text(results_text(tool_uses, results))
             else:
                 content: list[Block] = [*results]
                 self.conversation.append({"role": "user", "content": content})
+        return completion
 
-    def _run_tool(self, tool_use: ToolUseBlock) -> ToolResultBlock:
+    def _run_tool(self, tool_use: ToolUseBlock) -> tuple[ToolResultBlock, Completion | None]:
         self.ctx.sink.emit(ToolCall(id=tool_use["id"], name=tool_use["name"], input=tool_use["input"]))
         out = run_tool(self.tools, tool_use["name"], tool_use["input"], self.ctx, tool_use["id"])
         block: ToolResultBlock = {
@@ -282,13 +287,12 @@ class Turn:
         }
         if out.is_error:
             block["is_error"] = True
-        return block
+        return block, out.completion
 
     def _ended(self, end: TurnEnded) -> TurnResult:
         result = self.result
-        result.outcome = end.outcome
+        result.ended = end
         if isinstance(end, AbortTurn):
-            result.detail = end.detail
             self.ctx.sink.emit(TurnAborted(reason=end.outcome, detail=end.detail))
         else:
             self.ctx.sink.emit(TurnCompleted(steps=result.steps, stop_reason=end.detail or ""))

@@ -27,6 +27,7 @@ from typing import Any
 
 from openbot.config import envrefs
 from openbot.config.notify import NotifyTarget
+from openbot.events import EventLog, EventSink, Notice, TeeSink
 from openbot.run.notify_command import CommandSource, Refused, argv_for, command_env
 from openbot.views.fields import money, verified_text
 
@@ -209,12 +210,13 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.communicate()  # reaps it and closes the pipes
 
 
-def report(deliveries: list[Delivery], line: Callable[[str], None]) -> None:
+def report(deliveries: list[Delivery], sink: EventSink) -> None:
     for d in deliveries:
         if d.ok:
-            line(f"· notified {d.target.label}: {d.detail}")
+            sink.emit(Notice(kind="notified", message=f"notified {d.target.label}: {d.detail}"))
         else:
-            line(f"!! WARNING: could not notify {d.target.label}: {d.detail}")
+            why = f"WARNING: could not notify {d.target.label}: {d.detail}"
+            sink.emit(Notice(kind="run_warning", message=why))
 
 
 def notify_run(plan: Any, result: Any, view: Any) -> None:
@@ -230,4 +232,9 @@ def notify_run(plan: Any, result: Any, view: Any) -> None:
     body = redactor.redact_obj(payload(result.to_json(), repo))
     git_dir = plan.repo.common_dir if plan.repo is not None else None
     source = CommandSource(git_dir, result.record.base_commit, plan.config.api_key_env)
-    report(deliver(targets, body, os.environ, redactor.redact, source=source), view.line)
+    deliveries = deliver(targets, body, os.environ, redactor.redact, source=source)
+    log = EventLog(result.record.dir / "events.jsonl", plan.redactor.redact)  # the run's own log
+    try:
+        report(deliveries, TeeSink(log, view))
+    finally:
+        log.close()

@@ -22,7 +22,7 @@ from openbot.agent.tools.base import ToolContext
 from openbot.agent.tools.registry import default_tools
 from openbot.config.skills import Skill, load_skills_checked
 from openbot.errors import EXIT_FAILED, ConfigError, OpenbotError, debug_enabled, exit_code_of
-from openbot.events import EventLog, Notice, TeeSink
+from openbot.events import EventLog, Notice, NoticeKind, TeeSink
 from openbot.run.mcp_servers import start_mcp
 from openbot.run.plan import RunPlan
 from openbot.run.protocols import Guard, Input, View
@@ -37,6 +37,8 @@ from openbot.stops import Cancel, Completed, Completion, LimitReached, Status, S
 
 if TYPE_CHECKING:
     from openbot.agent.tools.mcp import McpHub
+
+NO_LIMIT = "no iteration limit and no budget: this run goes on until the bot completes or ctrl-c"
 
 
 class Runner:
@@ -137,7 +139,9 @@ class Runner:
             secs = max(0.0, min(secs, budget.max_minutes * 60 - budget.minutes() * 60))
         if secs:
             wake = " (type a line to wake the bot)" if self.inbox.enabled else ""
-            self.view.line(f"  sleeping {secs:.0f}s{wake}")
+            self.notices.emit(
+                Notice(kind="sleeping", message=f"sleeping {secs:.0f}s{wake}", data={"secs": secs})
+            )
         self.pending_input = self.inbox.wait(secs, self.cancel)
         if self.cancel.is_set():
             raise self.cancel.interrupted()
@@ -145,29 +149,32 @@ class Runner:
 
     # ── start and finish ──────────────────────────────────────────────────────────────────────────
     def _start(self) -> None:
-        c, rec = self.plan.config, self.record
-        for notice in self.plan.notices:  # first: which bot runs and why; repository skills left out
-            self.view.line(notice)
-        if not c.max_iterations and not (c.max_cost_usd or c.max_tokens or c.max_minutes):
-            self.view.line(
-                "!! no iteration limit and no budget: this run goes on until the bot completes or ctrl-c"
-            )
-        for warning in self.plan.warnings:
-            self.view.line(f"!! {warning}")
+        rec = self.record
         paths.make_private_dir(rec.dir)
         self.run_log = EventLog(rec.dir / "events.jsonl", self.parts.redactor.redact)
-        self.notices.sinks.insert(0, self.run_log)
-        if self.plan.use_worktree and self.plan.repo is not None and self.plan.resume is None:
-            from openbot.git.checkout_state import checkout_notices
-
-            for notice in checkout_notices(self.plan.repo, self.plan.with_changes):
-                self.view.line(notice)
+        self.notices.sinks.insert(0, self.run_log)  # every line the run says is an event of its log
+        self._say_start()
         self.parts.workspace.open()
         self.mcp = start_mcp(self.plan, self.parts.workspace, rec.dir / "mcp", self.cancel)
         self.parts.tools += self.mcp.tools() if self.mcp else []
         if self.plan.resume is not None:
             self.parts.conversation = Conversation.load(rec.conversation_path, self.parts.redactor.redact)
         self.view.budget = self.parts.budget.status()
+
+    def _say_start(self) -> None:
+        """What the run says as it starts, each line an event of its log: which bot runs and why
+        (repository skills left out), its warnings, then the state of the user's checkout."""
+        c = self.plan.config
+        said: list[tuple[NoticeKind, str]] = [("run_note", note) for note in self.plan.notices]
+        if not c.max_iterations and not (c.max_cost_usd or c.max_tokens or c.max_minutes):
+            said.append(("run_warning", NO_LIMIT))
+        said += [("run_warning", warning) for warning in self.plan.warnings]
+        if self.plan.use_worktree and self.plan.repo is not None and self.plan.resume is None:
+            from openbot.git.checkout_state import checkout_notices
+
+            said += [("run_note", note) for note in checkout_notices(self.plan.repo, self.plan.with_changes)]
+        for kind, text in said:
+            self.notices.emit(Notice(kind=kind, message=text))
 
     def _finish(self) -> None:
         """Save the work first; whatever fails after that, the session and run records are written last."""

@@ -43,7 +43,7 @@ from openbot.run.workspace import Workspace
 from openbot.state.conversation import Conversation
 from openbot.state.history import History, SessionMeta
 from openbot.state.runstate import RunRecord
-from openbot.stops import Cancel, Completed, Status, Stop
+from openbot.stops import Cancel, Completed, Completion, Status, Stop, Unverified
 
 if TYPE_CHECKING:
     from openbot.run.verify import Verifier
@@ -84,6 +84,7 @@ class Session:
         self.parts, self.number, self.skills, self.user_input = parts, number, list(skills), user_input
         self.status: Status = "failed"
         self.reason = ""
+        self.completion: Completion | None = None  # session_complete's, carried by the stop that ends the run
         self.agent_turn: Turn | None = None
 
     def __enter__(self) -> Session:
@@ -189,8 +190,7 @@ class Session:
             protocol=config.tool_protocol,
         )
         result = self._run_verified(turn)
-        self.status = "completed" if result.outcome == "end_turn" else "limit"
-        self.reason = result.detail
+        self.status, self.reason = result.ended.status, result.ended.reason
         return result
 
     def _run_verified(self, turn: Turn) -> TurnResult:
@@ -202,7 +202,6 @@ class Session:
                 told = self._verify(done)
                 if told is None:
                     raise
-                self.ctx.completion = None
                 self.parts.conversation.add_user_text(told)
 
     def _verify(self, done: Completed) -> str | None:
@@ -218,6 +217,8 @@ class Session:
                 self.meta.extra["verification"] = dict(self.parts.record.verification)
 
     def close(self, error: BaseException | None) -> None:
+        if isinstance(error, Completed | Unverified):
+            self.completion = error.completion
         if isinstance(error, Stop):
             self.status, self.reason = error.status, error.message
         elif isinstance(error, OpenbotError):
@@ -241,9 +242,9 @@ class Session:
             meta.tokens = usage.as_dict()
             meta.cost_usd = round(usage.cost_usd, 6)
         meta.command_count = ctx.command_count
-        summary = ctx.completion.summary if ctx.completion else last_text
+        summary = self.completion.summary if self.completion else last_text
         meta.response_summary = p.redactor.redact(summary.strip())[:500]
-        meta.action = ctx.completion.action if ctx.completion else ""
+        meta.action = self.completion.action if self.completion else ""
         meta.extra["budget"] = p.budget.status()
         sandbox = p.workspace.sandbox
         assert sandbox is not None

@@ -166,7 +166,7 @@ class Verifier:
             twins = editable_paths(env, self.plan.repo.workdir, checkout)
             if twins:
                 env["PYTHONPATH"] = os.pathsep.join([*twins, *filter(None, [env.get("PYTHONPATH")])])
-        return dataclasses.replace(ctx, workdir=checkout, env=env, sandbox=policy, completion=None)
+        return dataclasses.replace(ctx, workdir=checkout, env=env, sandbox=policy)
 
     def _setup(self, vctx: ToolContext) -> tuple[list[dict[str, Any]], str]:
         """The setup step again, in the fresh checkout: its products there are openbot's, not the agent's."""

@@ -156,7 +156,9 @@ class Workspace:
             fallback=config.sandbox_fallback,
         )
         if self.sandbox.unconfined_warning:
-            self.view.line(f"!! WARNING: {self.sandbox.unconfined_warning}")
+            self.notices.emit(
+                Notice(kind="run_warning", message=f"WARNING: {self.sandbox.unconfined_warning}")
+            )
         from openbot.processes import run_mark
 
         self.env = {

@@ -142,6 +142,14 @@ class LiveView:
                 self.line(f"  ! model call failed ({e.label}); {e.text}")
             case Happened(kind="error"):
                 self.line(f"  ✗ {e.text}")
+            case Happened(kind="notice", label="run_note"):
+                self.line(e.text)
+            case Happened(kind="notice", label="run_warning"):
+                self.line(f"!! {e.text}")
+            case Happened(kind="notice", label="sleeping"):
+                self.line(f"  {e.text}")
+            case Happened(kind="notice", label="notified"):
+                self.line(f"· {e.text}")
             case Happened(kind="verification"):
                 self.line(f"  {'✓' if e.label == 'passed' else '✗'} {e.text}")
             case Happened():

@@ -15,7 +15,7 @@ from openbot.agent.tools.registry import default_tools
 from openbot.agent.turn import Turn, TurnLimits
 from openbot.events import ListSink
 from openbot.state.conversation import Conversation
-from openbot.stops import Completed, Completion, LimitReached
+from openbot.stops import Completed, Completion, EndTurn, LimitReached, StepLimit, Stuck
 
 
 def make_turn(
@@ -61,7 +61,8 @@ def test_multi_step_turn_feeds_tool_results_back(tmp_path: Path) -> None:
         ],
     )
     result = turn.run()
-    assert result.outcome == "end_turn" and result.steps == 3 and result.last_text == "finished"
+    assert isinstance(result.ended, EndTurn) and result.ended.status == "completed"
+    assert result.steps == 3 and result.last_text == "finished"
     third = model.requests[2].messages
     results = [b for m in third if m["role"] == "user" for b in m["content"] if b["type"] == "tool_result"]
     assert "one" in results[0]["content"] and "exit code: 3" in results[1]["content"].lower()
@@ -77,7 +78,7 @@ def test_unknown_tool_and_bad_input_are_error_results_not_crashes(tmp_path: Path
             {"text": "ok"},
         ],
     )
-    assert turn.run().outcome == "end_turn"
+    assert isinstance(turn.run().ended, EndTurn)
     blocks = model.requests[1].messages[-1]["content"]
     assert [b.get("is_error") for b in blocks] == [True, True]
 
@@ -91,7 +92,7 @@ def test_session_complete_ends_the_turn_and_the_run(tmp_path: Path) -> None:
     )
     with pytest.raises(Completed) as done:
         turn.run()
-    assert done.value.completion == Completion(summary="s", action="review") == turn.ctx.completion
+    assert done.value.completion == Completion(summary="s", action="review")
     assert type(sink.events[-1]).__name__ == "TurnCompleted"
 
 
@@ -99,7 +100,7 @@ def test_step_limit_nudges_at_80_percent_then_ends(tmp_path: Path) -> None:
     responses = [{"tool_calls": [sh(f"echo {i}")]} for i in range(10)]
     turn, model, sink = make_turn(tmp_path, responses, TurnLimits(max_steps=5))
     result = turn.run()
-    assert result.outcome == "step_limit" and result.steps == 5
+    assert isinstance(result.ended, StepLimit) and result.ended.status == "limit" and result.steps == 5
     nudged = [i for i, r in enumerate(model.requests) if "Wrap up now" in str(r.messages[-1])]
     assert nudged == [4]
     assert type(sink.events[-1]).__name__ == "TurnAborted"
@@ -108,7 +109,7 @@ def test_step_limit_nudges_at_80_percent_then_ends(tmp_path: Path) -> None:
 def test_identical_repeated_calls_end_the_turn_as_stuck(tmp_path: Path) -> None:
     turn, model, _ = make_turn(tmp_path, [{"tool_calls": [sh("true")]}] * 10, TurnLimits(max_repeats=3))
     result = turn.run()
-    assert result.outcome == "stuck" and len(model.requests) == 3
+    assert isinstance(result.ended, Stuck) and len(model.requests) == 3
 
 
 def test_budget_is_checked_before_every_call(tmp_path: Path) -> None:
@@ -142,7 +143,7 @@ def test_context_compaction_keeps_requests_small(tmp_path: Path) -> None:
     responses = [{"tool_calls": [sh(big + f" # {i}")]} for i in range(60)] + [{"text": "done"}]
     turn, model, sink = make_turn(tmp_path, responses, TurnLimits(max_steps=100, max_repeats=100))
     turn.context = ContextKeeper(window=50_000)
-    assert turn.run().outcome == "end_turn"
+    assert isinstance(turn.run().ended, EndTurn)
     sizes = [len(str(r.messages)) // 4 for r in model.requests]
     assert max(sizes) < 50_000 * 0.85
     assert any(type(e).__name__ == "Notice" for e in sink.events)
@@ -156,7 +157,7 @@ def test_200_tool_calls_with_20kb_outputs_stay_inside_the_window(tmp_path: Path)
     )
     responses = [{"tool_calls": [sh(cmd.format(n=n))]} for n in range(200)] + [{"text": "done"}]
     turn, model, sink = make_turn(tmp_path, responses, TurnLimits(max_steps=300, max_repeats=300))
-    assert turn.run().outcome == "end_turn"
+    assert isinstance(turn.run().ended, EndTurn)
     assert len(model.requests) == 201
     window = turn.context.window
     sizes = [(len(r.system) + len(json.dumps(r.messages))) // 4 for r in model.requests]

@@ -30,7 +30,6 @@ class ToolContext:
     sink: EventSink = field(default_factory=NullSink)
     cancel: Cancel = field(default_factory=Cancel)  # set by the first signal; knows which one
     default_timeout_secs: float = 600.0
-    completion: Completion | None = None  # set by session_complete
     command_count: int = 0
     # Hides secrets in what a tool writes itself (the shell's full-output file); the runner passes
     # Redactor.from_env(os.environ).redact.
@@ -42,6 +41,7 @@ class ToolContext:
 class ToolOutput:
     content: str
     is_error: bool = False
+    completion: Completion | None = None  # session_complete's: the turn raises `Completed` with it
 
 
 class ToolFailed(Exception):

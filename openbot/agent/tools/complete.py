@@ -41,5 +41,5 @@ class SessionCompleteTool:
         # The schema (checked by the registry) already enforces both fields and the action enum.
         if not input["summary"].strip():
             raise ToolFailed("summary must not be empty: say what was done and what is left")
-        ctx.completion = Completion(input["summary"], input["action"])
-        return ToolOutput(DONE)
+        done = Completion(input["summary"], input["action"])
+        return ToolOutput(DONE, completion=done)

@@ -130,14 +130,14 @@ def test_session_history_paging_from_the_end(ctx: ToolContext) -> None:
 
 def test_session_complete_sets_completion(ctx: ToolContext) -> None:
     bad = call(ctx, "session_complete", summary="done", action="ship")
-    assert bad.is_error and "'merge', 'review', 'discard'" in bad.content and ctx.completion is None
+    assert bad.is_error and "'merge', 'review', 'discard'" in bad.content and bad.completion is None
     assert call(ctx, "session_complete", action="merge").is_error
     assert call(ctx, "session_complete", summary="  ", action="merge").is_error
     out = call(ctx, "session_complete", summary="Fixed the flaky test.", action="review")
     assert (
         out.content.startswith("Session marked complete; the run ends after this turn") and not out.is_error
     )
-    assert ctx.completion == Completion(summary="Fixed the flaky test.", action="review")
+    assert out.completion == Completion(summary="Fixed the flaky test.", action="review")
 
 
 class CrashingTool:
