@@ -254,8 +254,7 @@ def truncate_torn_tail(path: Path) -> int:
         return 0
     end = data.rfind(b"\n") + 1
     if end != len(data):
-        with open(path, "r+b") as f:
-            f.truncate(end)
+        os.truncate(path, end)
     last = data[:end].rstrip(b"\n").rsplit(b"\n", 1)[-1]
     try:
         return int(json.loads(last).get("seq", 0)) if last else 0
