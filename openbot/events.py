@@ -224,9 +224,7 @@ class NullSink:
     def emit(self, event: Event) -> None: ...  # drops every event
 
 
-class TeeSink:
-    """Fans one event out to several sinks (the log writer and the live view)."""
-
+class TeeSink:  # fans one event out to several sinks (the log writer and the live view)
     def __init__(self, *sinks: EventSink) -> None:
         self.sinks = list(sinks)
 
@@ -235,9 +233,7 @@ class TeeSink:
             sink.emit(event)
 
 
-class ListSink:
-    """Keeps events in memory; for the scripted dry-run display and for tests."""
-
+class ListSink:  # keeps events in memory: the scripted dry-run display, tests
     def __init__(self) -> None:
         self.events: list[Event] = []
 
