@@ -7,12 +7,12 @@ import json
 import os
 from pathlib import Path
 
-from tests.helpers import complete, make_bot, make_repo, reply, run_cli
+from tests.helpers import complete, make_bot, make_repo, reply, run_cli, shell
 
 
 def test_a_runs_warnings_and_sleeps_are_in_its_log(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    script = [reply("nothing to do yet"), reply("", complete("done", "review"))]
+    script = [reply("", shell("true")), reply("nothing to do yet"), reply("", complete("done", "review"))]
     make_bot("sayer", script, config="max_iterations = 0\nsleep_secs = 1")
     out = run_cli("run", "sayer", "--output", "json", cwd=repo)
     assert out.returncode == 0, out.stderr
