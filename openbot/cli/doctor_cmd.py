@@ -148,6 +148,20 @@ def check_skills(repo_root: Path | None) -> list[Check]:
     return failed or [Check("PASS", "skills", f"{total} skill{'' if total == 1 else 's'} in reach, all load")]
 
 
+def check_verify() -> list[Check]:
+    """$OPENBOT_HOME/verify.toml (docs/VERIFY.md), when there is one."""
+    from openbot.config.verify import home_file, team_commands
+    from openbot.errors import ConfigError
+
+    if not home_file().exists() and not home_file().is_symlink():
+        return []
+    try:
+        commands = team_commands()
+    except ConfigError as e:
+        return [Check("FAIL", "verify.toml", e.one_line())]
+    return [Check("PASS", "verify.toml", f"{len(commands)} command(s) every bot's work must pass")]
+
+
 def all_checks() -> list[Check]:
     from openbot.cli.bots_cmd import repo_root
     from openbot.cli.doctor_mcp import check_mcp
@@ -164,6 +178,7 @@ def all_checks() -> list[Check]:
         *check_models(root),
         *check_mcp(root),
         *check_skills(root),
+        *check_verify(),
     ]
 
 

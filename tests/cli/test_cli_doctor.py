@@ -161,3 +161,15 @@ def test_scripted_model_with_an_absolute_path_or_a_directory(cli, tmp_path: Path
     got = lines(r)
     assert got["bot abs (home)"] == "PASS"
     assert got["bot dir (home)"] == "FAIL" and f"is not a file: {tmp_path}" in r.stdout
+
+
+def test_the_teams_verify_toml_is_checked(cli, tmp_path: Path, openbot_home: Path) -> None:
+    openbot_home.mkdir(parents=True, exist_ok=True)
+    (openbot_home / "verify.toml").write_text('verify = ["make lint", "make test"]\n')
+    ok = cli("doctor", cwd=tmp_path)
+    assert "PASS verify.toml:" in ok.stdout and "2 command(s)" in ok.stdout
+    (openbot_home / "verify.toml").write_text("verify = 3\n")
+    bad = cli("doctor", cwd=tmp_path)
+    assert (
+        bad.exit_code == 1 and "FAIL verify.toml:" in bad.stdout and "must be a list of strings" in bad.stdout
+    )
