@@ -19,6 +19,8 @@ import os
 import stat
 from pathlib import Path
 
+from openbot.git.runsdir import RUNS_DIR
+
 NAMES = (".gitignore", ".gitattributes", ".lfsconfig", ".gitmodules")
 SUFFIX = ".openbot-unreadable"
 
@@ -52,7 +54,7 @@ def clear_store(store: Path, alternates: list[Path]) -> list[str] | None:
     device, a symlink) is removed. Returns what was removed or rewritten, relative to `store`; None when
     `store` or its `info` is itself a symlink (or not a directory): then it must not be read at all."""
     info = store / "info"
-    if store.is_symlink() or not store.is_dir() or info.is_symlink():
+    if _linked(store) or not store.is_dir() or info.is_symlink():
         return None
     removed: list[str] = []
     for top, dirs, files in os.walk(store):
@@ -87,3 +89,28 @@ def _content(path: Path) -> bytes | None:
         return None
     with os.fdopen(fd, "rb") as f:
         return f.read(1 << 16) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+
+
+def planted_link(root: Path, rel: str) -> bool:
+    """`root/rel` is reached through a symlink (or through something that is not a directory) below
+    `root`: a path the agent could point anywhere, which openbot's unconfined steps must not open."""
+    parts = Path(rel).parts
+    here = root
+    for i, part in enumerate(parts):
+        here = here / part
+        try:
+            mode = os.lstat(here).st_mode
+        except OSError:
+            return False  # not there: nothing to open through it
+        if stat.S_ISLNK(mode) or (i < len(parts) - 1 and not stat.S_ISDIR(mode)):
+            return True
+    return False
+
+
+def _linked(store: Path) -> bool:
+    """A run's store reached through a symlink below the runs directory (`<name>.git/modules` made a
+    link, say); a store outside it is none of openbot's to clear: treated as linked."""
+    for top in store.parents:
+        if top.parent.name == RUNS_DIR:
+            return top.is_symlink() or planted_link(top, str(store.relative_to(top)))
+    return True

@@ -20,6 +20,7 @@ from openbot.git.carrier import borrow, fetch, has_commit, make_carrier, read_he
 from openbot.git.carryover import SETUP_EXCLUDES, wip_filters
 from openbot.git.gitcmd import open_repo, rmtree, run_git, signature
 from openbot.git.runsdir import Module, RunRepo
+from openbot.git.specials import planted_link
 from openbot.git.submodules import gitlinks
 from openbot.git.wip import commit_wip
 
@@ -117,7 +118,12 @@ def _wip(
 ) -> str | None:
     """What the bot left uncommitted in the module's checkout, committed in the user's module repository."""
     user, checkout = rr.common_dir / m.key, rr.path / m.path
-    if checkout.is_symlink() or not checkout.is_dir():
+    if planted_link(rr.path, m.path):
+        notes.append(
+            f"submodule {m.path}: the agent made its path a symlink; its uncommitted work was not read"
+        )
+        return None
+    if not checkout.is_dir():
         return None
     borrow(c, [user / "objects"])  # libgit2 reads only objects git has verified
     try:

@@ -18,6 +18,7 @@ import pytest
 from openbot import paths
 from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell, start_run, wait_for
 
+SECRET = "a-host-file-the-sandbox-cannot-see-5d1c"
 # The agent's own git dir is the run repository's: it may write there (its commits need it).
 PLANT_STORE = (
     'gd=$(git rev-parse --git-common-dir) && rm -f "$gd/objects/info/alternates"'
@@ -99,3 +100,28 @@ def test_a_dead_runs_fifo_never_stalls_the_next_runs_sweep(tidy: Path) -> None:
     assert "a" in git(repo, "log", "--format=%s", branch).splitlines()  # the commit, imported
     assert not list(runs.glob("victim-*"))
     wait_for(lambda: processes_naming(repo) == [], timeout=30)
+
+
+def test_a_submodule_the_agent_linked_out_of_its_checkout_is_never_read(tidy: Path) -> None:
+    """The agent makes the submodule's parent directory a link to a host directory its sandbox cannot
+    see (`/tmp` is empty there): openbot's WIP step, unconfined, must not commit what is there."""
+    lib = make_repo(tidy / "lib", {"lib.txt": "lib v1\n"})
+    repo = make_repo(tidy / "repo")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "deps/lib")
+    git(repo, "commit", "-qm", "add lib")
+    host = tidy / "host"
+    (host / "lib").mkdir(parents=True)
+    (host / "lib" / "key.txt").write_text(f"{SECRET}\n")
+    make_bot("linker", [reply("", shell(f"rm -rf deps && ln -s {host} deps")), reply("", complete())])
+
+    out = run_cli("run", "linker", "--json", cwd=repo)
+
+    assert out.returncode == 0, out.stderr
+    for git_dir in (repo / ".git" / "modules" / "deps" / "lib", repo / ".git"):
+        objects = subprocess.run(
+            ["git", f"--git-dir={git_dir}", "cat-file", "--batch-all-objects", "--batch"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        assert SECRET.encode() not in objects, git_dir
+    assert "submodule deps/lib: the agent made its path a symlink" in out.stderr, out.stderr
