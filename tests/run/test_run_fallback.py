@@ -129,3 +129,34 @@ def test_resume_works_across_a_switch_to_another_protocol(
     assert sent["model"] == DEAD
     assert "openai_reasoning" not in json.dumps(sent["messages"])
     assert "echo one" in json.dumps(sent["messages"])  # the fallback's work is in the conversation
+
+
+def test_a_fallback_to_another_claude_model_gets_past_the_first_models_thinking(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sonnet thinks, then goes down; Haiku is sent Sonnet's signed thinking, which the API says is bound
+    to a different conversation: drop_block gets the run past it."""
+    monkeypatch.chdir(repo)
+    calls = {"n": 0}
+
+    def sonnet_dies_after_one_reply(body: dict[str, Any]) -> fakeapi.HttpError | None:
+        if body.get("model") == DEAD:
+            calls["n"] += 1
+            return fakeapi.overloaded() if calls["n"] > 1 else None
+        return None
+
+    script = [
+        fakeapi.reply(
+            "", [shell("echo one > one.txt && git add -A && git commit -qm one", "toolu_1")], thinking="Plan."
+        ),
+        fakeapi.reply("", [complete()]),
+    ]
+    with FakeAnthropic(script, respond=sonnet_dies_after_one_reply) as api:
+        bot('fallback_models = ["claude-haiku-4-5"]\napi_patience_minutes = 0')
+        code, result, stderr = run({"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url})
+        bodies = api.bodies
+        api.assert_done()
+    assert code == 0 and result["status"] == "completed", stderr
+    assert [b["model"] for b in bodies] == [DEAD, DEAD, "claude-haiku-4-5", "claude-haiku-4-5"]
+    assert bodies[-1]["thinking"]["block_binding"] == {"prefix_mismatch_behavior": "drop_block"}
+    assert len(switches()) == 1

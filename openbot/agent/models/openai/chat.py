@@ -159,15 +159,16 @@ def _add_piece(got: _Reply, piece: dict[str, Any]) -> None:
 
 def _slot(got: _Reply, index: Any, call_id: str, name: str) -> _Call:
     """The call a fragment belongs to: by `index`, else by `id`, else the newest call — unless the
-    fragment names a function while the newest call already has a name and whole arguments (servers that
-    send neither `index` nor `id` send each parallel call whole, one after the other)."""
+    fragment names another function than the newest call, or names one after the newest call's arguments
+    are whole (servers that send neither `index` nor `id` send parallel calls one after the other)."""
     if isinstance(index, int):
         return got.calls.setdefault(index, _Call())
     same = [c for c in got.calls.values() if call_id and c.id == call_id]
     if same:
         return same[0]
     newest = got.calls[max(got.calls)] if got.calls else None
-    if call_id or newest is None or (name and newest.name and _whole(newest.arguments)):
+    starts = name and newest is not None and newest.name and (name != newest.name or _whole(newest.arguments))
+    if call_id or newest is None or starts:
         return got.calls.setdefault(max(got.calls, default=-1) + 1, _Call())
     return newest
 
