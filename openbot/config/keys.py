@@ -112,6 +112,12 @@ class BotConfig:
     fallback_models: list[str] = _f(
         [], "Models the run goes on with, in order, when `model` stays down or refuses (docs/MODELS.md)."
     )
+    first_token_timeout_secs: float = _f(
+        0,
+        "Silence allowed before a reply's first token; 0 = auto: stall_timeout_secs, plus on Chat Completions"
+        " servers the prompt's estimated tokens at 10 a second (a CPU server reads the whole prompt first).",
+        allowed=Range(0, high=WEEK_SECS),
+    )
     # OpenAI and OpenAI-compatible servers (openbot.agent.models.openai.endpoint; docs/MODELS.md).
     base_url: str = _f(
         "", "The OpenAI or compatible server's URL, e.g. http://gpu:8000/v1 (else OPENAI_BASE_URL)."

@@ -1,16 +1,18 @@
 """What a small local model needs, through the real CLI against the loopback servers: sampling keys where
-the API takes them (and exit 2 where it does not)."""
+the API takes them (and exit 2 where it does not); time for a CPU server to read the prompt."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from openbot import paths
 from openbot.testing.fakeopenai import FakeOpenAI, reply
-from tests.helpers import run_cli
+from tests.helpers import events, run_cli, sessions
 from tests.run import qwen_replies as qwen
 
 MODEL = "qwen2.5-coder-1.5b"
@@ -71,3 +73,18 @@ def test_bots_show_says_an_unset_sampling_key_is_not_set(repo: Path) -> None:
     assert "(not set)" in lines["temperature"] and "= 7" in lines["seed"], out.stdout
     shown = json.loads(run_cli("bots", "show", "small", "--json", cwd=repo).stdout)
     assert shown["config"]["temperature"] is None and shown["config"]["seed"] == 7
+
+
+def test_a_local_server_reading_the_prompt_in_silence_is_not_a_stall(repo: Path) -> None:
+    def prefill(body: dict[str, Any]) -> None:
+        time.sleep(3)  # llama-server sends no byte while it reads the prompt (84 s for 2k tokens here)
+        return None  # then the scripted reply
+
+    with FakeOpenAI([reply(qwen.COMPLETE_FUNCTION)], models={MODEL: {}}, respond=prefill) as api:
+        # the stall timeout alone (1 s) would give up, re-send, and never see a reply
+        bot(f"llamacpp:{MODEL}", f'base_url = "{api.base_url}"\nstall_timeout_secs = 1')
+        out = run_cli("run", "small", cwd=repo)
+        sent = len(api.bodies)
+    assert out.returncode == 0 and sent == 1, out.stderr
+    [session] = sessions("small")
+    assert not [e for e in events(session) if e["type"] == "retry"]

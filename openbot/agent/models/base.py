@@ -97,6 +97,7 @@ class ModelOptions:
     cache_ttl: str = "5m"  # "5m" | "1h"
     patience_secs: float = 1800.0  # how long outages (429/529/5xx/cut or stalled streams) are waited out
     read_timeout_secs: float = 90.0  # silence on a stream longer than this is a stall
+    first_token_secs: float = 0.0  # silence allowed before the first token; 0 = auto (openai/backend.py)
     # Input tokens at which the API compacts the conversation itself (server-side compaction, for models
     # whose Models API entry supports `compact_20260112`); 0 = openbot's own compaction only.
     compaction_trigger: int = 0

@@ -136,6 +136,7 @@ def options_from(
         cache_ttl=ttl,
         patience_secs=config.api_patience_minutes * 60,
         read_timeout_secs=config.stall_timeout_secs,
+        first_token_secs=config.first_token_timeout_secs,
         compaction_trigger=server_trigger(config, server_window),
         temperature=config.temperature,
         top_p=config.top_p,

@@ -146,9 +146,8 @@ class AnthropicModel:
     ) -> ModelReply:
         """One streamed call; `billed` follows the usage the API reports, so a broken stream still counts."""
         left = patience.remaining()
-        timeout = (
-            self.options.read_timeout_secs if left is None else min(self.options.read_timeout_secs, left)
-        )
+        read = max(self.options.read_timeout_secs, self.options.first_token_secs)  # first_token: 0 = auto
+        timeout = read if left is None else min(read, left)
         body = {k: v for k, v in params.items() if k != "betas"}
         body["stream"] = True
         reply = Accumulator()

@@ -10,6 +10,7 @@ attempt is `responses` or `chat`; errors are judged by `errors`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +23,26 @@ from openbot.config.model_names import ModelName
 from openbot.events import EventSink
 
 OUTPUT_CEILING = 128_000  # the largest max output tokens a retry asks for, unless the model allows less
+# A CPU server sends nothing while it reads the prompt: 35-50 tokens a second on 2 cores (docs/MODELS.md);
+# a quarter of that leaves room for a slower machine or a busier server.
+PREFILL_TOKENS_PER_SEC = 10
+
+
+def read_timeout(options: ModelOptions, request: ModelRequest, chat: bool) -> float:
+    """How long a silent stream is waited for: `stall_timeout_secs`, or the first-token allowance where it
+    is longer (`first_token_timeout_secs`; auto: on Chat Completions servers, the stall timeout plus the
+    prompt's estimated tokens at PREFILL_TOKENS_PER_SEC). One read timeout covers the whole stream (the
+    SDK has no other), so a local server's stall mid-reply is noticed after the same allowance."""
+    if options.first_token_secs:
+        return max(options.read_timeout_secs, options.first_token_secs)
+    if not chat:
+        return options.read_timeout_secs
+    size = (
+        len(request.system)
+        + len(json.dumps(request.messages))
+        + len(json.dumps([t.to_api() for t in request.tools]))
+    )
+    return options.read_timeout_secs + size / 4 / PREFILL_TOKENS_PER_SEC
 
 
 class OpenAIModel:
@@ -80,7 +101,7 @@ class OpenAIModel:
         self, request: ModelRequest, sink: EventSink, billed: Usage, patience: Patience
     ) -> ModelReply:
         left = patience.remaining()
-        read = self.options.read_timeout_secs
+        read = read_timeout(self.options, request, self.endpoint.protocol == "chat")
         timeout = read if left is None else min(read, left)
         if self.endpoint.protocol == "responses":
             from openbot.agent.models.openai.responses import stream_reply
