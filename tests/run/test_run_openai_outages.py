@@ -29,7 +29,8 @@ def test_429s_529s_a_cut_and_a_stall_are_waited_out_and_the_run_completes(repo: 
     # error frame is tested at the backend: tests/agent/models/test_openai_backend.py).
     episode = [cut(), stall(secs=4), rate_limited("0.02"), overloaded(20), rate_limited("0.02")]
     with FakeOpenAI([*episode, reply("", [complete()])], models={"gpt-5.1": {}, "coder": {}}) as api:
-        bot("patient", MODELS[protocol], "stall_timeout_secs = 1")
+        # the stall is mid-stream: no extra time for a chat server's first token (test_small_models.py)
+        bot("patient", MODELS[protocol], "stall_timeout_secs = 1\nfirst_token_timeout_secs = 1")
         code, result, stderr = run(api, repo, "patient")
         api.assert_done()
     assert code == 0 and result["status"] == "completed", stderr

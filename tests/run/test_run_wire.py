@@ -93,7 +93,8 @@ def test_max_minutes_holds_during_a_ping_only_stream(repo: Path) -> None:
 def test_keep_alive_comments_on_a_chat_stream_are_not_progress(repo: Path) -> None:
     script = [fakeopenai.pings_only(secs=90), fakeopenai.reply("", [complete_call()])]
     with FakeOpenAI(script, models={"qwen3-coder": {}}) as api:
-        code, result, stderr = local(api, repo, "stall_timeout_secs = 1")
+        # no extra time for the first token here (a local server's prefill allowance: test_small_models.py)
+        code, result, stderr = local(api, repo, "stall_timeout_secs = 1\nfirst_token_timeout_secs = 1")
         api.assert_done()
     assert code == 0 and result["status"] == "completed", stderr
     [retry] = retries("local")

@@ -168,7 +168,8 @@ def test_outages_are_waited_out_and_the_partial_reply_discarded(
 
 def test_a_stall_is_a_retry(api: FakeOpenAI, protocol: str) -> None:
     api.add(stall(secs=3), reply("ok"))
-    m = model(protocol, options=ModelOptions(read_timeout_secs=0.5))
+    # a mid-stream stall; first_token_secs set, or a chat server would get time to read the prompt
+    m = model(protocol, options=ModelOptions(read_timeout_secs=0.5, first_token_secs=0.5))
     sink = ListSink()
     assert m.complete(request(), sink).text == "ok"
     assert "stalled" in [e for e in sink.events if isinstance(e, Retry)][0].cause
