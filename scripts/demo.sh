@@ -3,10 +3,12 @@
 # Usage: scripts/demo.sh [REPO]   (default: a new temp repo; pass your own repo to try it there —
 # your checkout is not modified, the bot works on its own branch in a worktree)
 set -euo pipefail
-export OPENBOT_HOME="${OPENBOT_HOME_DEMO:-$(mktemp -d)/openbot-home}"
+# Everything the demo makes lives in one temp directory, named at the end (nothing else is left behind).
+root="$(mktemp -d "${TMPDIR:-/tmp}/openbot-demo.XXXXXX")"
+export OPENBOT_HOME="${OPENBOT_HOME_DEMO:-$root/openbot-home}"
 repo="${1:-}"
 if [ -z "$repo" ]; then
-  repo="$(mktemp -d)/demo-repo"
+  repo="$root/demo-repo"
   git init -q -b main "$repo"
   printf '# demo repo\n' > "$repo/README.md"
   git -C "$repo" add README.md
@@ -25,4 +27,8 @@ echo "== openbot memory demo show"
 openbot memory demo show
 echo "== git branch --list 'openbot/*' (the bot's branch; your own branches are untouched)"
 git branch --list 'openbot/*' -v
+branch="$(git branch --list 'openbot/demo-*' --format='%(refname:short)' | tail -1)"
+echo "== what the bot did, from any directory:"
+echo "   git -C '$repo' log --stat main..$branch"
+echo "== the demo's files are in $root (remove them with: rm -rf '$root')"
 exit "$status"

@@ -25,3 +25,7 @@ def test_the_demo_script_runs_a_whole_offline_run(tmp_path: Path) -> None:
     assert out.returncode == 0, text
     assert "completed" in text and "demo-greeting:" in text and "openbot/demo-" in text
     assert "HELLO_FROM_OPENBOT.md" in text
+    # one directory holds everything it made (the OPENBOT_HOME here is the test's), named at the end
+    made = [p for p in tmp_path.iterdir() if p.name != "home"]
+    assert len(made) == 1 and made[0].name.startswith("openbot-demo.") and f"rm -rf '{made[0]}'" in text
+    assert f"git -C '{made[0] / 'demo-repo'}' log --stat main..openbot/demo-" in text
