@@ -10,6 +10,7 @@
     ├── LimitReached               a budget or max_iterations                    run `limit`, exit 3
     ├── Refused                    the model refused (stop_reason "refusal")     run `refused`, exit 4
     ├── Unverified                 openbot's check of the work failed every try  run `unverified`, exit 5
+    ├── OverBudget                 the budget ledger (budget.toml) refused a call run `over_budget`, exit 6
     └── Interrupted                ctrl-c / SIGTERM / SIGHUP                     run `interrupted`, 128+signum
 
 They are not errors of the user's making (see `openbot.errors`, which maps every ending to an exit code).
@@ -23,7 +24,9 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 # The statuses a session (metadata.json) and a run (run.json) are recorded with; docs/EVENTS.md.
-Status = Literal["running", "completed", "limit", "interrupted", "refused", "unverified", "failed"]
+Status = Literal[
+    "running", "completed", "limit", "interrupted", "refused", "unverified", "over_budget", "failed"
+]
 # What the bot asks session_complete to do with its branch; "none": nothing could be applied.
 Action = Literal["merge", "review", "discard"]
 ACTIONS: tuple[Action, ...] = ("merge", "review", "discard")
@@ -154,6 +157,15 @@ class Unverified(Stop):
     def __init__(self, message: str, completion: Completion) -> None:
         super().__init__(message)
         self.completion = completion
+
+
+class OverBudget(Stop):
+    """The budget ledger shared by every run of this OPENBOT_HOME (`$OPENBOT_HOME/budget.toml`,
+    openbot/state/ledger.py) refused the next model call: a daily or weekly cap, overall, for this bot
+    or for this repository, would be passed. Status `over_budget`, exit 6; the work is kept as a limit's."""
+
+    status = "over_budget"
+    exit_code = 6
 
 
 class Interrupted(Stop):

@@ -1,12 +1,19 @@
-"""Per-run budgets (cost, tokens, wall time), checked before every model call; they fail closed."""
+"""Per-run budgets (cost, tokens, wall time), checked before every model call; they fail closed.
+
+With `$OPENBOT_HOME/budget.toml`, `ledger` also reserves each call in the ledger every run shares
+(openbot/agent/spendcap.py) and records what it cost."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from openbot.agent.models.base import Usage
 from openbot.stops import LimitReached
+
+if TYPE_CHECKING:
+    from openbot.agent.spendcap import LedgerAccount
 
 
 @dataclass
@@ -16,9 +23,17 @@ class Budget:
     max_minutes: float = 0.0
     spent: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.monotonic)
+    ledger: LedgerAccount | None = None
 
     def add(self, usage: Usage) -> None:
         self.spent.add(usage)
+        if self.ledger is not None:
+            self.ledger.spent(usage)
+
+    def close(self) -> None:
+        """No more model calls: the ledger's reservation, if any, gives way to what was spent."""
+        if self.ledger is not None:
+            self.ledger.close()
 
     def minutes(self) -> float:
         return (time.monotonic() - self.started) / 60
@@ -28,7 +43,8 @@ class Budget:
         return self.started + self.max_minutes * 60 if self.max_minutes else None
 
     def check(self) -> None:
-        """Raise LimitReached when any limit is reached; called before every model call."""
+        """Raise LimitReached when any limit is reached, OverBudget when the ledger refuses the next call;
+        called before every model call."""
         s = self.spent
         if self.max_cost_usd and s.cost_usd >= self.max_cost_usd:
             raise LimitReached(
@@ -45,6 +61,8 @@ class Budget:
                 "max_minutes",
                 f"time limit reached: {self.minutes():.2f} min used, max_minutes = {self.max_minutes:g}",
             )
+        if self.ledger is not None:
+            self.ledger.before_call()
 
     def status(self) -> dict[str, object]:
         """Spent / limit figures for the live view, metadata and the --json summary."""

@@ -19,7 +19,7 @@ from typing import Any
 from openbot.config import envrefs
 from openbot.errors import ConfigError
 
-ENDINGS = ("completed", "failed", "limit", "interrupted", "refused", "unverified")
+ENDINGS = ("completed", "failed", "limit", "interrupted", "refused", "unverified", "over_budget")
 _KEYS = ("url", "command", "on", "env")
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\*?$")
 

@@ -41,6 +41,7 @@ ICONS = {
     "limit": ":hourglass:",
     "interrupted": ":stop_sign:",
     "unverified": ":warning:",
+    "over_budget": ":money_with_wings:",
 }
 
 

@@ -29,6 +29,7 @@ from openbot.run.protocols import Guard, Input, View
 from openbot.run.result import RunResult
 from openbot.run.session import RunParts, Session
 from openbot.run.signals import GuardedModel, SaveAbandoned
+from openbot.run.spend_account import open_account
 from openbot.run.workspace import Workspace
 from openbot.state.conversation import Conversation
 from openbot.state.history import History, SessionMeta
@@ -50,6 +51,7 @@ class Runner:
         self.notices = TeeSink(view)  # + the run's events.jsonl once `_start` opens it
         # Budgets apply to each invocation; the run record's totals add up across resumes.
         budget = Budget(config.max_cost_usd, config.max_tokens, config.max_minutes)
+        budget.ledger = open_account(plan)  # budget.toml: shared caps, read once (exit 2 when invalid)
         self.parts = RunParts(
             plan=plan,
             record=rec,
@@ -142,6 +144,7 @@ class Runner:
             self.notices.emit(
                 Notice(kind="sleeping", message=f"sleeping {secs:.0f}s{wake}", data={"secs": secs})
             )
+        budget.close()  # a sleeping bot holds no reservation; check() below reserves again
         self.pending_input = self.inbox.wait(secs, self.cancel)
         if self.cancel.is_set():
             raise self.cancel.interrupted()
@@ -179,6 +182,7 @@ class Runner:
     def _finish(self) -> None:
         """Save the work first; whatever fails after that, the session and run records are written last."""
         self.guard.finishing = True
+        self.parts.budget.close()  # no more model calls: the ledger's reservation gives way
         rec = self.record
         try:
             if self.mcp is not None:

@@ -28,7 +28,16 @@ from openbot.files import loads_strict, locked
 from openbot.state import legacy_history
 from openbot.state.records import write_record  # padded: a final state fits on a full disk
 
-SESSION_STATUSES = ("running", "completed", "limit", "interrupted", "refused", "unverified", "failed")
+SESSION_STATUSES = (
+    "running",
+    "completed",
+    "limit",
+    "interrupted",
+    "refused",
+    "unverified",
+    "over_budget",
+    "failed",
+)
 UNKNOWN = "unknown"  # shown for a session whose metadata.json cannot be read; never written
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
 _SESSION_RE = re.compile(r"^(\d{6,})-(\d{8}T\d{6}Z)$")

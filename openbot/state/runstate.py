@@ -22,7 +22,7 @@ from openbot.state.records import write_record
 
 RUN_ID_RE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4,32}$")
 _SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-STATUSES = ("running", "completed", "limit", "interrupted", "refused", "unverified", "failed")
+STATUSES = ("running", "completed", "limit", "interrupted", "refused", "unverified", "over_budget", "failed")
 
 
 def new_run_id() -> str:
