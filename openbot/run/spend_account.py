@@ -29,7 +29,7 @@ def open_account(plan: RunPlan) -> LedgerAccount | None:
         if price is None:
             raise ConfigError(
                 f"{caps.path}: caps apply to this run, but model {model!r} has no known price",
-                hint="use a priced model, or set price_in_per_mtok / price_out_per_mtok where the backend allows",
+                hint="use a priced model, or price_in_per_mtok / price_out_per_mtok on a local server",
             )
     known = [p for _, p in found if p is not None]
     prices = (max(p[0] for p in known), max(p[1] for p in known))
