@@ -22,7 +22,8 @@ REPO_DOC_CAP = 12_000  # characters per file
 
 ACTIONS_TEXT = """\
 - `review`: your branch is kept for a human to review and merge (the usual choice).
-- `merge`: openbot fast-forwards the base branch to your branch when that is safe (else: left for review).
+- `merge`: openbot fast-forwards the base branch to your branch when that is safe and openbot's own check of
+  your committed work passed (else: left for review).
 - `discard`: your branch is deleted; choose it when nothing worth keeping was produced."""
 
 OPERATING = """\

@@ -10,6 +10,7 @@ add_note         `refs/notes/openbot` in the user's repository: "Verified-by: op
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from openbot.errors import GitError
@@ -37,6 +38,7 @@ def clean_checkout(rr: RunRepo, into: Path) -> tuple[str, Path, Path]:
             fetch(rr.common_dir, carrier, [tip], [rr.git_dir / "objects", rr.common_dir / "objects"])
         finally:
             rmtree(carrier)
+    _import_lfs(rr, tip)
     git_dir, checkout = into / "checkout.git", into / "checkout"
     init_git_dir(git_dir, open_repo(rr.common_dir), rr.common_dir, tip)
     checkout.mkdir()
@@ -45,6 +47,17 @@ def clean_checkout(rr: RunRepo, into: Path) -> tuple[str, Path, Path]:
     run_git(checkout, *git, *lfs.checkout_options(rr.common_dir), "read-tree", "--reset", "-u", "HEAD")
     submodules.set_up(rr.common_dir, git_dir, checkout, tip, _module_git_dir)
     return tip, checkout, git_dir
+
+
+def _import_lfs(rr: RunRepo, tip: str) -> None:
+    """The LFS objects the bot's commits point to, into the user's store, each re-hashed (as bringing the
+    branch home does): the checkout smudges from there. One that is missing fails the checkout, said."""
+    store = rr.git_dir / "lfs"
+    if store.is_symlink() or not (store / "objects").is_dir() or not lfs.installed():
+        return
+    start = rr.home_tip or rr.base_commit
+    with contextlib.suppress(GitError, OSError):
+        lfs.import_objects(rr.common_dir, store, lfs.pointers(rr.common_dir, start, tip))
 
 
 def _module_git_dir(git_dir: Path, user_git: Path, commit: str) -> None:

@@ -96,3 +96,17 @@ def test_a_submodule_lacking_lfs_objects_is_left_empty_and_said_so(tmp_path: Pat
     assert "submodule lib: its clone lacks the LFS objects of old.bin" in out.stderr, out.stderr
     assert not (repo / ".git" / "modules" / "lib" / "lfs" / "objects").exists()  # nothing written there
     assert str(commands("lfssub")[0]["output"]).strip() == "0"
+
+
+def test_openbots_check_sees_the_lfs_files_the_bot_committed(tmp_path: Path) -> None:
+    repo = lfs_repo(tmp_path / "repo")
+    work = shell("head -c 5000 /dev/zero | tr '\\0' y > new.bin && git add new.bin && git commit -qm new")
+    check = 'test "$(head -c 3 new.bin)" = yyy && test "$(tr -d \'\\000\' < old.bin | head -c 3)" = old'
+    make_bot(
+        "lfscheck",
+        [reply("", work), reply("", complete())],
+        f"verify = [{json.dumps(check)}]\nverify_attempts = 1",
+    )
+    out = run_cli("run", "lfscheck", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["verified"] is True
