@@ -115,7 +115,8 @@ def test_a_background_process_of_the_bot_is_stopped_before_its_work_is_checked(t
     repo = project(tmp_path)
     pidfile = tmp_path / "daemon.pid"
     daemon = shell(
-        f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 600' > /dev/null 2>&1 & sleep 0.5; cat {pidfile}"
+        f"setsid sh -c 'echo $$ > {pidfile}.new && mv {pidfile}.new {pidfile}; exec sleep 600' >/dev/null"
+        f" 2>&1 & until [ -s {pidfile} ]; do sleep 0.05; done; cat {pidfile}"  # waits for it, not a clock
     )
     # Unconfined, nothing else would stop it; the check passes only when the daemon is gone.
     gone = tmp_path / "gone.py"
