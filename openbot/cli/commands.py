@@ -2,6 +2,7 @@
 
 from openbot.cli import (  # noqa: F401
     bots_cmd,
+    digest_cmd,
     doctor_cmd,
     eval_cmd,
     history_cmd,

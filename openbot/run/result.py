@@ -28,6 +28,8 @@ class RunResult:
             "project": r.project,
             "branch": r.branch,
             "base": r.base,
+            "base_commit": r.base_commit,
+            "repo_root": r.repo_root,  # the user's checkout the run started from: `openbot digest`
             "status": r.status,
             "exit_code": self.exit_code,
             "iterations": r.iterations,

@@ -273,6 +273,7 @@ def new_record(plan: RunPlan) -> RunRecord:
         project=plan.project.slug,
         model=plan.model,
         use_worktree=plan.use_worktree,
+        repo_root=str(plan.repo.workdir) if plan.repo is not None else "",
     )
 
 

@@ -39,13 +39,13 @@ def _prose(line: str) -> str:
     return "".join([*out, _inert(line[pos:])])
 
 
-def _cell(value: Any) -> str:
+def cell(value: Any) -> str:
     """One markdown table cell: pipes escaped, newlines flattened, never empty."""
     text = visible(" ".join(str(value).split())) if value not in (None, "") else "—"
     return _inert(text.replace("\\", "\\\\").replace("|", "\\|"))
 
 
-def _code(value: Any) -> str:
+def code(value: Any) -> str:
     """Inline code that survives backticks inside the value (a longer fence, as CommonMark allows)."""
     text = visible(" ".join(str(value).split())).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -63,13 +63,13 @@ def _tokens(tokens: Any) -> str:
         return f"{total:,} ({parts})" if parts else f"{total:,}"
     if isinstance(tokens, int):
         return f"{tokens:,}"
-    return _cell(tokens)
+    return cell(tokens)
 
 
-def _cost(cost: Any) -> str:
+def cost(cost: Any) -> str:
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
-    return _cell(cost)
+    return cell(cost)
 
 
 def step_summary_markdown(result: Mapping[str, Any]) -> str:
@@ -78,30 +78,30 @@ def step_summary_markdown(result: Mapping[str, Any]) -> str:
     icon = _STATUS_ICON.get(exit_code, "❌") if isinstance(exit_code, int) else "❔"
     status = result.get("status") or "unknown"
     bot = result.get("bot") or "?"
-    lines = [f"### {icon} openbot {_code(bot)}: {_cell(status)}", "", "| | |", "|---|---|"]
+    lines = [f"### {icon} openbot {code(bot)}: {cell(status)}", "", "| | |", "|---|---|"]
 
     def row(name: str, value: str) -> None:
         lines.append(f"| {name} | {value} |")
 
-    reason = f": {_cell(result['reason'])}" if result.get("reason") else ""
-    row("Status", f"{_cell(status)}{reason} (exit code {_cell(exit_code)})")
+    reason = f": {cell(result['reason'])}" if result.get("reason") else ""
+    row("Status", f"{cell(status)}{reason} (exit code {cell(exit_code)})")
     branch, base = result.get("branch"), result.get("base")
     if branch:
-        row("Branch", _code(branch) + (f" from {_code(base)}" if base else ""))
-    row("Iterations", _cell(result.get("iterations")))
+        row("Branch", code(branch) + (f" from {code(base)}" if base else ""))
+    row("Iterations", cell(result.get("iterations")))
     if "command_count" in result:
-        row("Commands run", _cell(result.get("command_count")))
+        row("Commands run", cell(result.get("command_count")))
     row("Tokens", _tokens(result.get("tokens")))
-    row("Cost", _cost(result.get("cost_usd")) if result.get("cost_known") is not False else "?")
+    row("Cost", cost(result.get("cost_usd")) if result.get("cost_known") is not False else "?")
     if verified_text(result):
-        row("Verified", _cell(verified_text(result)))
-    action_message = f" — {_cell(result['action_message'])}" if result.get("action_message") else ""
-    row("Action", _cell(result.get("action")) + action_message)
+        row("Verified", cell(verified_text(result)))
+    action_message = f" — {cell(result['action_message'])}" if result.get("action_message") else ""
+    row("Action", cell(result.get("action")) + action_message)
     if result.get("run_id"):
-        row("Run", _code(result["run_id"]))
+        row("Run", code(result["run_id"]))
     sessions = result.get("session_ids") or []
     if sessions:
-        row("Sessions", ", ".join(_code(s) for s in sessions))
+        row("Sessions", ", ".join(code(s) for s in sessions))
 
     summary = visible(str(result.get("summary") or "")).strip()
     lines += ["", "**Summary**", ""]

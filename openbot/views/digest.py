@@ -1,0 +1,100 @@
+"""`openbot digest` and `openbot fleet run`'s roll-up: the rows of openbot.state.digest as markdown,
+HTML or JSON. Every value is bot- or user-derived text: cells are escaped as the CI step summary's are."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from typing import Any
+
+from openbot.views.ci_summary import cell, code, cost
+from openbot.views.escapes import visible
+
+HEAD = ("Bot", "Repository", "Status", "Verified", "Diff", "Cost", "Why it stopped")
+
+
+def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "runs": len(rows),
+        "cost_usd": round(sum(float(r["cost_usd"]) for r in rows), 6),
+        "by_status": dict(Counter(str(r["status"]) for r in rows)),
+    }
+
+
+def as_json(rows: list[dict[str, Any]], since: str) -> str:
+    return visible(json.dumps({"since": since, "totals": totals(rows), "runs": rows}, indent=2))
+
+
+def _verified(r: dict[str, Any]) -> str:
+    return {True: "yes", False: "NO"}.get(r["verified"], "—")
+
+
+def _diff(r: dict[str, Any]) -> str:
+    d = r["diffstat"]
+    if not isinstance(d, dict):
+        return "—"
+    return f"{d.get('files', 0)} files +{d.get('insertions', 0)} −{d.get('deletions', 0)}"
+
+
+def _cost(r: dict[str, Any]) -> str:
+    return cost(r["cost_usd"]) if r["cost_known"] else "?"
+
+
+def _why(r: dict[str, Any]) -> str:
+    return str(r["reason"] or (r["summary"].split("\n")[0] if r["status"] == "completed" else ""))
+
+
+def cells(r: dict[str, Any]) -> tuple[str, ...]:
+    repo = r["repo"] or r["project"] or ""
+    return (str(r["bot"]), str(repo), str(r["status"]), _verified(r), _diff(r), _cost(r), _why(r))
+
+
+def _heading(rows: list[dict[str, Any]], since: str) -> str:
+    t = totals(rows)
+    statuses = ", ".join(f"{n} {s}" for s, n in sorted(t["by_status"].items())) or "no runs"
+    runs = f"{t['runs']} run" + ("" if t["runs"] == 1 else "s")
+    return f"{runs} in the last {since}: {statuses}; {cost(t['cost_usd'])} spent"
+
+
+def markdown(rows: list[dict[str, Any]], since: str) -> str:
+    lines = ["# openbot digest", "", cell(_heading(rows, since)), ""]
+    if rows:
+        lines += ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+        lines += ["| " + " | ".join(cell(c) for c in cells(r)) + " |" for r in rows]
+    for r in rows:
+        if not r["commands"] and not r["pr_url"]:
+            continue
+        lines += ["", f"**{cell(r['bot'])}** {code(r['run_id'])} ({cell(r['status'])})", ""]
+        if r["pr_url"]:
+            lines.append(f"- pull request: {code(r['pr_url'])}")
+        lines += [f"- {name}: {code(command)}" for name, command in r["commands"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def html_page(rows: list[dict[str, Any]], since: str) -> str:
+    def esc(value: Any) -> str:
+        return html.escape(visible(str(value)))
+
+    out = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>openbot digest</title>",
+        "<style>body{font-family:sans-serif}td,th{border:1px solid #ccc;padding:4px;text-align:left}"
+        "table{border-collapse:collapse}code{background:#f4f4f4}</style></head><body>",
+        f"<h1>openbot digest</h1><p>{esc(_heading(rows, since))}</p>",
+        "<table><tr>" + "".join(f"<th>{h}</th>" for h in (*HEAD, "Next")) + "</tr>",
+    ]
+    for r in rows:
+        nxt = "".join(f"<div>{esc(k)}: <code>{esc(v)}</code></div>" for k, v in r["commands"].items())
+        if r["pr_url"]:
+            nxt = f"<div>pull request: <code>{esc(r['pr_url'])}</code></div>" + nxt
+        out.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells(r)) + f"<td>{nxt}</td></tr>")
+    out.append("</table></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def table(rows: list[dict[str, Any]], since: str) -> str:
+    """The plain-text roll-up `openbot fleet run` prints."""
+    grid = [HEAD, *(tuple(visible(" ".join(c.split()))[:60] for c in cells(r)) for r in rows)]
+    widths = [max(len(row[i]) for row in grid) for i in range(len(HEAD))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in grid]
+    return "\n".join([visible(_heading(rows, since)), *lines]) + "\n"

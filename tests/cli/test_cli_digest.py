@@ -1,0 +1,90 @@
+"""`openbot digest` through the real CLI, on runs made by scripted bots in real repositories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from openbot import paths
+from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell
+
+
+def _runs(tmp_path: Path) -> tuple[Path, Path, dict[str, dict[str, object]]]:
+    app, lib = make_repo(tmp_path / "app"), make_repo(tmp_path / "lib")
+    make_bot(
+        "writer",
+        [
+            reply("", shell("printf 'a\\nb\\n' > notes.txt && git add -A && git commit -qm notes")),
+            reply("", complete("wrote <script>alert(1)</script> notes", "review")),
+        ],
+    )
+    make_bot(
+        "stopper",
+        [reply("", shell("echo x > x.txt && git add -A && git commit -qm x")), reply("still working")],
+        config="max_iterations = 1",
+    )
+    results = {}
+    for bot, repo in (("writer", app), ("stopper", lib)):
+        out = run_cli("run", bot, "--json", cwd=repo)
+        results[bot] = json.loads(out.stdout)
+    return app, lib, results
+
+
+def test_digest_reports_every_run_and_its_commands_work(tmp_path: Path) -> None:
+    app, lib, results = _runs(tmp_path)
+    assert results["writer"]["exit_code"] == 0 and results["stopper"]["exit_code"] == 3
+    out = run_cli("digest", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    rows = {r["bot"]: r for r in report["runs"]}
+    assert report["totals"]["runs"] == 2 and report["totals"]["by_status"] == {"completed": 1, "limit": 1}
+    writer, stopper = rows["writer"], rows["stopper"]
+    assert writer["repo"] == str(app) and writer["status"] == "completed" and writer["verified"] is None
+    assert writer["diffstat"] == {"files": 1, "insertions": 2, "deletions": 0}
+    assert set(writer["commands"]) == {"accept", "reject"}
+    assert stopper["status"] == "limit" and "iteration limit" in stopper["reason"]
+    assert stopper["commands"]["continue"] == f"cd {lib} && openbot run stopper --resume {stopper['run_id']}"
+    # the commands do what they say: accept merges the work, reject drops the branch
+    subprocess.run(writer["commands"]["accept"], shell=True, check=True, capture_output=True)
+    assert (app / "notes.txt").read_text() == "a\nb\n"
+    subprocess.run(stopper["commands"]["reject"], shell=True, check=True, capture_output=True)
+    assert stopper["branch"] not in git(lib, "branch", "--list")
+
+
+def test_digest_markdown_html_since_and_bad_input(tmp_path: Path) -> None:
+    _runs(tmp_path)
+    md = run_cli("digest", cwd=tmp_path)
+    assert md.returncode == 0 and "| writer |" in md.stdout and "2 runs in the last 24h" in md.stdout
+    assert "<script>" not in md.stdout and "1 files +2" in md.stdout
+    page = tmp_path / "digest.html"
+    out = run_cli("digest", "--format", "html", "-o", str(page), cwd=tmp_path)
+    assert out.returncode == 0 and "wrote" in out.stderr
+    text = page.read_text()
+    assert "<table>" in text and "&lt;script&gt;" in text and "<script>" not in text
+    # a run last updated two days ago is not in the last 24 hours
+    record = next(paths.bot_home("stopper").glob("workspaces/*/runs/*/run.json"))
+    data = json.loads(record.read_text())
+    record.write_text(json.dumps({**data, "updated_at": "2020-01-01T00:00:00+00:00"}))
+    rows = json.loads(run_cli("digest", "--json", cwd=tmp_path).stdout)["runs"]
+    assert [r["bot"] for r in rows] == ["writer"]
+    assert len(json.loads(run_cli("digest", "--json", "--since", "10000w", cwd=tmp_path).stdout)["runs"]) == 2
+    bad = run_cli("digest", "--since", "yesterday", cwd=tmp_path)
+    assert bad.returncode == 2 and "--since" in bad.stderr and "Traceback" not in bad.stderr
+    assert run_cli("digest", "--format", "pdf", cwd=tmp_path).returncode == 2
+
+
+def test_digest_of_named_summaries_keeps_their_pr_link_and_diffstat(tmp_path: Path) -> None:
+    _, _, results = _runs(tmp_path)
+    night = tmp_path / "artifacts" / "writer"
+    night.mkdir(parents=True)
+    summary = {**results["writer"], "repo_root": "", "pr_url": "https://example.invalid/pr/7"}
+    summary["diffstat"] = {"files": 3, "insertions": 9, "deletions": 1}
+    (night / "result.json").write_text(json.dumps(summary))
+    (night / "other.json").write_text('{"not": "a run"}')
+    out = run_cli("digest", str(tmp_path / "artifacts"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "1 run in the last 24h" in out.stdout and "3 files +9 −1" in out.stdout
+    assert "https://example.invalid/pr/7" in out.stdout
+    missing = run_cli("digest", str(tmp_path / "nowhere"), cwd=tmp_path)
+    assert missing.returncode == 2 and "nowhere" in missing.stderr
