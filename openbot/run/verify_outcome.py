@@ -13,7 +13,8 @@ from openbot.events import Command, Event
 class Verification(Event):
     """The `verification` event (docs/EVENTS.md): kept here beside what it reports, like every event a
     frozen dataclass serialized by `events.to_record`. `checks`: one {command, source ("bot", "team" or
-    "setup"), exit_code, timed_out, duration_ms, output} per command run, `output` as compacted."""
+    "setup"), exit_code, timed_out, duration_ms, output, full_output_path} per command run, `output` as
+    compacted (the whole of it then in the session's outputs/, at full_output_path)."""
 
     type: ClassVar[str] = "verification"
     attempt: int
@@ -74,6 +75,7 @@ class Collect:
                     "timed_out": event.timed_out,
                     "duration_ms": event.duration_ms,
                     "output": event.output,
+                    "full_output_path": event.full_output_path,  # set when `output` was compacted
                 }
             )
 
@@ -89,6 +91,8 @@ def feedback(outcome: Outcome, attempt: int, attempts: int) -> str:
     for check in outcome.failed[:3]:
         tail = check["output"].splitlines()[-TAIL_LINES:]
         lines += [f"--- output of `{check['command']}` (end) ---", "\n".join(tail)[-TAIL_CHARS:]]
+        if check.get("full_output_path"):
+            lines.append(f"(full output: {check['full_output_path']})")
     passed = [c["command"] for c in outcome.checks if c["exit_code"] == 0 and c["source"] != "setup"]
     if passed:
         lines.append("Passed: " + ", ".join(f"`{c}`" for c in passed))

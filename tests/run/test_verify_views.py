@@ -158,3 +158,18 @@ def test_bad_verify_values_exit_2_in_one_line_before_anything_exists(tmp_path: P
     out = run_cli("run", "loose", cwd=repo)
     assert out.returncode == 2 and "verify.toml: unknown key 'timeout'" in out.stderr, out.stderr
     assert not sessions("loose") and not git(repo, "branch", "--list", "openbot/*")
+
+
+def test_a_long_failing_output_is_kept_whole_and_the_bot_told_where(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    config = 'verify = ["seq 1 20000; echo the-end; exit 1"]\nverify_attempts = 2\n'
+    make_bot("long", [reply("", complete()), reply("", complete())], config)
+    out = run_cli("run", "long", "--json", cwd=repo)
+    assert out.returncode == 5, out.stderr
+    check = json.loads(out.stdout)["verification"]["checks"][0]
+    events = [json.loads(x) for x in (sessions("long")[0] / "events.jsonl").read_text().splitlines()]
+    full = next(e for e in events if e["type"] == "verification")["checks"][0]["full_output_path"]
+    assert check["full_output_path"] and Path(full).read_text().splitlines()[-1] == "the-end"
+    assert "\n20000\n" in Path(full).read_text()
+    conversation = next(paths.bot_home("long").glob("workspaces/*/runs/*/conversation.jsonl")).read_text()
+    assert f"(full output: {full})" in conversation and "the-end" in conversation
