@@ -131,3 +131,20 @@ def test_an_auth_token_alone_is_enough_as_it_is_for_the_sdk(repo: Path) -> None:
         assert out.returncode == 0, out.stderr
         api.assert_done()
     assert json.loads(out.stdout)["status"] == "completed" and KEY not in out.stderr
+
+
+def test_a_mistyped_model_is_refused_when_the_models_api_cannot_be_reached(repo: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: the Models API cannot be reached
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    claude_bot("typo")
+    env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": closed}
+    out = run_cli("run", "typo", "-m", "claude-sonet-5-5", cwd=repo, env=env)
+    assert out.returncode == 2 and "could not check model 'claude-sonet-5-5' (no answer" in out.stderr
+    assert "did you mean 'claude-sonnet-5-5'" in out.stderr and "Traceback" not in out.stderr
+    assert sessions("typo") == [] and git(repo, "branch", "--list", "openbot/*") == ""
+    # a name unlike any openbot knows (newer than it) is not refused for being unknown
+    newer = run_cli("run", "typo", "-m", "claude-nextgen-9", "--api-patience-minutes", "0", cwd=repo, env=env)
+    assert "could not check model" not in newer.stderr

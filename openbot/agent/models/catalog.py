@@ -107,9 +107,9 @@ def _ask(model: str, client: Any) -> ModelFacts:
                 f"unknown model {model!r}: the Models API does not know it",
                 hint="check the model name in config.md or --model (e.g. claude-sonnet-5-5)",
             ) from None
-        return ModelFacts(model, known=False)  # unreachable now: the run's calls will wait it out
+        return _unchecked(model)  # unreachable now: the run's calls will wait it out
     except (httpx2.HTTPError, ValueError):
-        return ModelFacts(model, known=False)
+        return _unchecked(model)
     return ModelFacts(
         id=model,
         max_input_tokens=_int(info.get("max_input_tokens")),
@@ -119,6 +119,25 @@ def _ask(model: str, client: Any) -> ModelFacts:
         retires_at=_text(info.get("retires_at")),
         server_compaction=_supports_compaction(info),
     )
+
+
+def _unchecked(model: str) -> ModelFacts:
+    """The Models API did not answer. A name openbot knows runs (its calls wait the outage out), and so
+    does one unlike any it knows (a model newer than this openbot); one a letter or two from a known name
+    is a typo until the API says otherwise: exit 2, rather than a night spent waiting on a wrong name."""
+    import difflib
+
+    from openbot.agent.models.pricing import PRICES, price_of
+
+    if price_of(model) is None:
+        known = [name for name in PRICES if name.startswith("claude")]
+        close = difflib.get_close_matches(model, known, n=1, cutoff=0.85)
+        if close:
+            raise UsageError(
+                f"could not check model {model!r} (no answer from the Models API); openbot does not know it",
+                hint=f"did you mean {close[0]!r}? (a model newer than openbot runs once the API answers)",
+            )
+    return ModelFacts(model, known=False)
 
 
 def _int(value: Any) -> int | None:
