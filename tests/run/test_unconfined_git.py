@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 
 from openbot import paths
 from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell, start_run, wait_for
+from tests.run.test_repo_attacks import DROP, python_for_nobody
 
 SECRET = "a-host-file-the-sandbox-cannot-see-5d1c"
 # The agent's own git dir is the run repository's: it may write there (its commits need it).
@@ -125,3 +127,41 @@ def test_a_submodule_the_agent_linked_out_of_its_checkout_is_never_read(tidy: Pa
         ).stdout
         assert SECRET.encode() not in objects, git_dir
     assert "submodule deps/lib: the agent made its path a symlink" in out.stderr, out.stderr
+
+
+def test_as_an_ordinary_user_fifos_in_the_run_repository_never_block_the_end_of_the_run() -> None:
+    """The same as `nobody` owning the repository: no privilege decides it, and the import's git runs as
+    that user, so what kills a blocked step must reach its processes without root."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root to drop to nobody")
+    python, pythonpath = python_for_nobody()
+    top = Path(tempfile.mkdtemp(prefix="openbot-nobody-"))
+    try:
+        repo, home = make_repo(top / "repo"), top / "home"
+        work = f"echo x > a.txt && git add a.txt && git commit -qm a && {PLANT_STORE} && echo more > b.txt"
+        script = {"responses": [reply("", shell(work)), reply("", complete())]}
+        (home / "bots" / "fifo").mkdir(parents=True)
+        (home / "bots" / "fifo" / "script.json").write_text(json.dumps(script))
+        (home / "bots" / "fifo" / "config.md").write_text(
+            '+++\nmodel = "scripted:script.json"\nsleep_secs = 0\n+++\n\nWork.\n'
+        )
+        subprocess.run(["chown", "-R", "65534:65534", str(top)], check=True)
+        top.chmod(0o755)
+        env = {**os.environ, "OPENBOT_HOME": str(home), "HOME": str(home), "PYTHONPATH": pythonpath}
+        out = subprocess.run(
+            [*DROP, python, "-m", "openbot", "run", "fifo", "--json"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        branch = json.loads(out.stdout)["branch"]
+        shown = subprocess.run(
+            [*DROP, "git", "show", f"{branch}:b.txt"], cwd=repo, capture_output=True, text=True, env=env
+        )
+        assert shown.stdout == "more\n", shown.stderr
+        assert "objects/info/alternates" in out.stderr, out.stderr
+        assert processes_naming(repo) == []
+    finally:
+        for pid in processes_naming(top):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(top, ignore_errors=True)
