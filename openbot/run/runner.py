@@ -10,7 +10,6 @@ Runner.execute
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 from itertools import count
 from typing import TYPE_CHECKING
@@ -26,6 +25,7 @@ from openbot.events import EventLog, Notice, NoticeKind, TeeSink
 from openbot.run.mcp_servers import start_mcp
 from openbot.run.plan import RunPlan
 from openbot.run.protocols import Guard, Input, View
+from openbot.run.record import Recorder
 from openbot.run.result import RunResult
 from openbot.run.session import RunParts, Session
 from openbot.run.signals import GuardedModel, SaveAbandoned
@@ -45,7 +45,9 @@ NO_LIMIT = "no iteration limit and no budget: this run goes on until the bot com
 class Runner:
     def __init__(self, plan: RunPlan, view: View, inbox: Input, guard: Guard, cancel: Cancel) -> None:
         self.plan, self.view, self.inbox, self.guard, self.cancel = plan, view, inbox, guard, cancel
-        self.record = rec = new_record(plan)
+        self.recorder = Recorder(new_record(plan))  # the one writer of run.json
+        self.recorder.started()
+        self.record = rec = self.recorder.record
         redactor = plan.redactor
         config = plan.config
         self.notices = TeeSink(view)  # + the run's events.jsonl once `_start` opens it
@@ -54,7 +56,7 @@ class Runner:
         budget.ledger = open_account(plan)  # budget.toml: shared caps, read once (exit 2 when invalid)
         self.parts = RunParts(
             plan=plan,
-            record=rec,
+            recorder=self.recorder,
             workspace=Workspace(plan, rec, view, self.notices),
             history=History(paths.history_dir(plan.bot.name, rec.project)),
             model=GuardedModel(plan.backend, guard),
@@ -157,7 +159,8 @@ class Runner:
         self.run_log = EventLog(rec.dir / "events.jsonl", self.parts.redactor.redact)
         self.notices.sinks.insert(0, self.run_log)  # every line the run says is an event of its log
         self._say_start()
-        self.parts.workspace.open()
+        self.recorder.opened(self.parts.workspace.open())
+        self.recorder.confined(self.parts.workspace.confine())
         self.mcp = start_mcp(self.plan, self.parts.workspace, rec.dir / "mcp", self.cancel)
         self.parts.tools += self.mcp.tools() if self.mcp else []
         if self.plan.resume is not None:
@@ -188,7 +191,9 @@ class Runner:
             if self.mcp is not None:
                 self.mcp.close()  # before the WIP commit: a server must not write into it
             self._close_tools()
-            failure = self.guard.saving(lambda: self.parts.workspace.close(self.completion))
+            closed = self.guard.saving(lambda: self.parts.workspace.close(self.completion))
+            self.recorder.closed(closed)
+            failure = closed.failure
             self.verifier.explain(self.asked)
             if failure:
                 self._set_status("failed", EXIT_FAILED, failure)
@@ -230,9 +235,7 @@ class Runner:
             self._set_status("failed", EXIT_FAILED, f"could not save: {e.strerror or e}: {e.filename or ''}")
 
     def _set_status(self, status: Status, exit_code: int, reason: str = "") -> None:
-        self.record.status, self.record.exit_code = status, exit_code
-        if reason:
-            self.record.reason = reason
+        self.recorder.ended(status, exit_code, reason)
 
     @property
     def resume_command(self) -> str:
@@ -264,9 +267,7 @@ class Runner:
 
 def new_record(plan: RunPlan) -> RunRecord:
     if plan.resume is not None:
-        rec = plan.resume
-        rec.status, rec.exit_code, rec.reason, rec.pid = "running", None, "", os.getpid()
-        return rec
+        return plan.resume  # `Recorder.started` marks it running again
     return RunRecord(
         run_id=new_run_id(),
         bot=plan.bot.name,

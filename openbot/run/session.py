@@ -39,6 +39,7 @@ from openbot.files import write_atomic
 from openbot.redact import Redactor
 from openbot.run.plan import RunPlan
 from openbot.run.protocols import View
+from openbot.run.record import Recorder
 from openbot.run.workspace import Workspace
 from openbot.state.conversation import Conversation
 from openbot.state.history import History, SessionMeta
@@ -54,7 +55,7 @@ class RunParts:
     """What every session of one run shares; built once by the runner."""
 
     plan: RunPlan
-    record: RunRecord
+    recorder: Recorder  # the one writer of run.json
     workspace: Workspace
     history: History
     model: ModelBackend
@@ -70,13 +71,15 @@ class RunParts:
     base_cost: float
     verifier: Verifier | None = None  # openbot's check at session_complete (run/verify.py)
 
+    @property
+    def record(self) -> RunRecord:
+        return self.recorder.record
+
     def save_totals(self, *, final: bool = False) -> None:
         """The run record's tokens and cost: earlier invocations plus this one's budget so far."""
-        rec, base, spent = self.record, self.base_tokens, self.budget.spent.as_dict()
-        rec.tokens = {k: base.get(k, 0) + spent.get(k, 0) for k in {**base, **spent}}
-        rec.cost_usd = self.base_cost + self.budget.spent.cost_usd
-        rec.cost_known = rec.cost_known and self.budget.spent.cost_known
-        rec.save(final=final)  # final: still written on a full disk
+        base, spent = self.base_tokens, self.budget.spent
+        tokens = {k: base.get(k, 0) + spent.as_dict().get(k, 0) for k in {**base, **spent.as_dict()}}
+        self.recorder.totals(tokens, self.base_cost + spent.cost_usd, spent.cost_known, final=final)
 
 
 class Session:
@@ -110,9 +113,7 @@ class Session:
         self.meta = meta = p.history.create_session(
             rec.run_id, p.model.model, rec.branch, rec.base, (plan.task or plan.instructions)[:200]
         )
-        rec.session_ids.append(meta.session_id)
-        rec.iterations += 1
-        rec.save()
+        p.recorder.session_opened(meta.session_id)
         session_dir = p.history.session_dir(meta.session_id)
         write_atomic(session_dir / "system_prompt.md", p.redactor.redact(self.system))
         self.log = EventLog(p.history.events_path(meta.session_id), p.redactor.redact)
@@ -254,7 +255,5 @@ class Session:
             "warning": sandbox.unconfined_warning,
         }
         p.history.save(meta)
-        rec = p.record
-        rec.summary = meta.response_summary or rec.summary
-        rec.command_count += ctx.command_count
+        p.recorder.session_closed(meta.response_summary, ctx.command_count)
         p.save_totals()

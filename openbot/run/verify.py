@@ -141,9 +141,9 @@ class Verifier:
     def _context(self, ctx: ToolContext, checkout: Path, git_dir: Path, tmp: Path) -> ToolContext:
         """The agent's walls around the fresh checkout, without network, in a clean environment."""
         from openbot.envpolicy import child_env
+        from openbot.git.identity import git_identity_env
         from openbot.processes import run_mark
         from openbot.run.editable import editable_paths
-        from openbot.run.workspace import git_identity_env
         from openbot.sandbox import policy_for_run
 
         config = self.plan.config

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openbot import paths
 from openbot.errors import OpenbotError
 from openbot.events import EventSink, Notice, NoticeKind
+from openbot.git.identity import current_branch, git_identity_env, head_commit
+from openbot.run.record import Closed, Opened
 from openbot.state.runstate import mark_dead, mark_dead_runs
 from openbot.stops import Completion
 
@@ -33,42 +35,6 @@ if TYPE_CHECKING:
     from openbot.state.runstate import RunRecord
 
 
-def git_identity_env(workdir: Path, bot: str) -> dict[str, str]:
-    """Commit identity for the agent when the repository has none configured (common in CI)."""
-    try:
-        out = subprocess.run(
-            ["git", "config", "--get", "user.name"], cwd=workdir, capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    if out.stdout.strip():
-        return {}
-    name, email = f"openbot ({bot})", "openbot@localhost"
-    return {
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-    }
-
-
-def current_branch(git_dir: Path) -> str:
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return ""
-    return head.removeprefix("ref: refs/heads/") if head.startswith("ref:") else ""
-
-
-def head_commit(workdir: Path) -> str:
-    """The commit checked out in `workdir` ("" when unborn): a `--no-worktree` run's base commit, from
-    which a repository-relative notify command is read (run/notify_command.py)."""
-    from openbot.git.gitcmd import run_git
-
-    head = run_git(workdir, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
-    return head.stdout.strip() if head.returncode == 0 else ""
-
-
 class Workspace:
     def __init__(self, plan: RunPlan, record: RunRecord, view: View, notices: EventSink) -> None:
         self.plan, self.record, self.view, self.notices = plan, record, view, notices
@@ -80,13 +46,15 @@ class Workspace:
         self.skills_dir = paths.bot_skills_dir(plan.bot.name)
         self.env: dict[str, str] = {}
         self.sandbox: SandboxPolicy | None = None
+        self.unsaid: OSError | None = None  # why a notice could not be written
 
     @property
     def isolated(self) -> bool:
         return self.wt is not None
 
-    def open(self) -> None:
-        """Set everything up; what was created before a failure is still torn down by `close`."""
+    def open(self) -> Opened:
+        """Mark dead runs, sweep their run repositories, and make this run's checkout: where it works.
+        What was created before a failure is still torn down by `close`."""
         plan, rec = self.plan, self.record
         for run_id in mark_dead_runs(plan.bot.name, rec.project):
             self._notice(
@@ -96,21 +64,26 @@ class Workspace:
             )
         if plan.use_worktree and plan.repo is not None:
             self._sweep(plan.repo)
-            self._checkout(plan.repo)
-        else:
-            self.workdir = plan.repo.workdir if plan.repo is not None else plan.cwd
-            if plan.repo is not None:
-                rec.branch = rec.branch or current_branch(plan.repo.git_dir)
-                rec.base_commit = rec.base_commit or head_commit(plan.repo.workdir)
-        rec.workdir = str(self.workdir)
-        rec.save()
+            return self._checkout(plan.repo)
+        self.workdir = plan.repo.workdir if plan.repo is not None else plan.cwd
+        branch, base_commit = rec.branch, rec.base_commit
+        if plan.repo is not None:
+            branch = branch or current_branch(plan.repo.git_dir)
+            base_commit = base_commit or head_commit(plan.repo.workdir)
+        return Opened(str(self.workdir), branch, base_commit, rec.base, rec.empty_branch_deleted)
+
+    def confine(self) -> str:
+        """The run's temp dir (returned), the bot's skills dir, the sandbox policy and the environment."""
         self.tmp_dir = Path(tempfile.mkdtemp(prefix="openbot-run-"))
-        rec.tmp_dir = str(self.tmp_dir)  # a later run removes it should this one be killed
         paths.make_private_dir(self.skills_dir)
         self._confine()
+        return str(self.tmp_dir)
 
     def _notice(self, kind: NoticeKind, message: str, **data: str | list[str] | None) -> None:
-        self.notices.emit(Notice(kind=kind, message=message, data=data))
+        try:
+            self.notices.emit(Notice(kind=kind, message=message, data=data))
+        except OSError as e:  # a full disk: saving the work goes on, and `close` says it failed
+            self.unsaid = self.unsaid or e
 
     def _sweep(self, repo: RepoInfo) -> None:
         from openbot.git.sweep import sweep_dead
@@ -121,22 +94,23 @@ class Workspace:
             if swept.bot != "?" and swept.run_id != "?" and not swept.kept:
                 mark_dead(swept.bot, swept.run_id, swept.wip_sha)
 
-    def _checkout(self, repo: RepoInfo) -> None:
+    def _checkout(self, repo: RepoInfo) -> Opened:
         """Create the run's own repository, or re-create it from its branch for --resume."""
         from openbot.git.runrepo import create_run_repo, reopen_run_repo
 
         plan, rec = self.plan, self.record
         if plan.resume is not None:
             start = rec.base_commit if rec.empty_branch_deleted else ""
-            self.wt = reopen_run_repo(repo, rec.branch, plan.bot.name, rec.run_id, start)
-            rec.empty_branch_deleted = False
+            self.wt = wt = reopen_run_repo(repo, rec.branch, plan.bot.name, rec.run_id, start)
+            where = Opened(str(wt.path), rec.branch, rec.base_commit, rec.base)
         else:
-            self.wt = create_run_repo(repo, plan.bot.name, rec.run_id, with_changes=plan.with_changes)
-            rec.branch, rec.base_commit = self.wt.branch, self.wt.base_commit
-            rec.base = self.wt.base_ref.removeprefix("refs/heads/") or self.wt.base_commit[:12]
-        self.workdir = self.wt.path
-        for note in self.wt.notes:  # submodules that could not be checked out
+            self.wt = wt = create_run_repo(repo, plan.bot.name, rec.run_id, with_changes=plan.with_changes)
+            base = wt.base_ref.removeprefix("refs/heads/") or wt.base_commit[:12]
+            where = Opened(str(wt.path), wt.branch, wt.base_commit, base)
+        self.workdir = wt.path
+        for note in wt.notes:  # submodules that could not be checked out
             self._notice("submodule", note)
+        return where
 
     def _confine(self) -> None:
         from openbot.envpolicy import child_env
@@ -183,28 +157,30 @@ class Workspace:
                 f" get PYTHONPATH={os.pathsep.join(twins)} so they import the bot's checkout",
             )
 
-    def close(self, completion: Completion | None) -> str:
-        """Save and remove the worktree, apply the action; returns why that failed ("" when it did not)."""
-        wips = len(self.record.wip_commits)
-        failure = self._remove_worktree() if self.wt is not None else ""
-        if completion is not None and not failure:
-            action = completion.action
-            if action == "merge" and len(self.record.wip_commits) > wips:
+    def close(self, completion: Completion | None) -> Closed:
+        """Bring the work home and remove the run repository, then apply the action: where the work is."""
+        saved = self._remove_worktree() if self.wt is not None else Closed()
+        if completion is not None and saved.failure is None:
+            if completion.action == "merge" and saved.wip_commit:
                 # Only the bot's own commits are merged, never the scratch it left uncommitted.
-                failure = self._apply_action("review")
-                self.record.action_message = (
-                    f"not merged: the bot left uncommitted work (saved as WIP commit "
-                    f"{self.record.wip_commits[-1][:12]}); {self.record.action_message}"
+                done = self._apply_action("review")
+                why = (
+                    f"not merged: the bot left uncommitted work (saved as WIP commit {saved.wip_commit[:12]})"
                 )
+                done = replace(done, action_message=f"{why}; {done.action_message}")
             else:
-                failure = self._apply_action(action)
-        elif not failure and self.wt is not None:
-            self._drop_if_empty(completed=False)
+                done = self._apply_action(completion.action)
+            saved = replace(done, branch=saved.branch, wip_commit=saved.wip_commit)
+        elif saved.failure is None and self.wt is not None and self._drop_unfinished():
+            saved = replace(saved, empty_branch_deleted=True)
         if self.tmp_dir is not None:
             shutil.rmtree(self.tmp_dir, ignore_errors=True)
-        return failure
+        if self.unsaid is not None and saved.failure is None:
+            e = self.unsaid
+            saved = replace(saved, failure=f"could not save: {e.strerror or e}: {e.filename or ''}")
+        return saved
 
-    def _remove_worktree(self) -> str:
+    def _remove_worktree(self) -> Closed:
         """Bring the run's branch and uncommitted work home, then delete the run repository."""
         from openbot.git.home import bring_home
         from openbot.git.runrepo import remove_run_repo
@@ -213,9 +189,9 @@ class Workspace:
         assert self.wt is not None
         rec = self.record
         message = f"openbot: WIP from {rec.bot} run {rec.run_id} ({rec.status}), saved when the run ended"
+        home: Homecoming | None = None
         try:
             self.home = home = bring_home(self.wt, message, wip_limits(self.plan.config))
-            rec.branch = home.branch
             remove_run_repo(self.wt)
         except OpenbotError as e:
             self._notice(
@@ -223,21 +199,20 @@ class Workspace:
                 f"could not bring the run's work home from {self.wt.path}: {e.one_line()} (it is left there)",
                 path=str(self.wt.path),
             )
-            return e.one_line()
+            return Closed(branch=home.branch if home is not None else "", failure=e.one_line())
         if home.note:
             self._notice("worktree_kept", home.note, path=str(self.wt.path))
         if home.wip:
-            rec.wip_commits.append(home.wip)
             self._notice(
                 "wip_commit",
-                f"uncommitted work saved as WIP commit {home.wip[:12]} on {rec.branch}",
+                f"uncommitted work saved as WIP commit {home.wip[:12]} on {home.branch}",
                 sha=home.wip,
-                branch=rec.branch,
+                branch=home.branch,
             )
         if home.left_out:
             self._notice("wip_left_out", left_out_line(home.left_out), files=list(home.left_out))
         self._say_hooks(home.tip)
-        return ""
+        return Closed(branch=home.branch, wip_commit=home.wip or "")
 
     def _say_hooks(self, tip: str) -> None:
         from openbot.git.hookfiles import changed_hooks, said
@@ -248,51 +223,48 @@ class Workspace:
         if self.hooks:
             self._notice("hooks_changed", said(self.hooks), files=self.hooks)
 
-    def _apply_action(self, requested: str) -> str:
-        rec = self.record
+    def _apply_action(self, requested: str) -> Closed:
         if self.wt is None or self.home is None:
-            rec.action = "review" if requested != "discard" else "none"
-            rec.action_message = (
-                f"'{requested}' not applied: the run worked in {self.workdir} without a worktree"
-            )
-            return ""
+            why = f"'{requested}' not applied: the run worked in {self.workdir} without a worktree"
+            return Closed(action="review" if requested != "discard" else "none", action_message=why)
         from openbot.git.actions import apply_action
 
         assert self.plan.repo is not None  # a run repository implies a repository
-        if requested != "discard" and self._drop_if_empty(completed=True):
-            return ""
+        home = self.home
+        if requested != "discard" and self._drop_if_empty():
+            said = f"no new commits over {self.record.base}: deleted the empty branch {home.branch}"
+            return Closed(action="discard", action_message=said)
         try:
-            outcome = apply_action(self.plan.repo, self.wt, requested, self.home)
+            outcome = apply_action(self.plan.repo, self.wt, requested, home)
         except OpenbotError as e:
-            rec.action, rec.action_message = "review", f"{requested} failed: {e.one_line()}"
-            return rec.action_message
-        rec.action = requested if outcome.applied else "review"
-        rec.action_message = outcome.message
+            why = f"{requested} failed: {e.one_line()}"
+            return Closed(action="review", action_message=why, failure=why)
+        said = outcome.message
         if outcome.applied and requested == "merge" and self.hooks:
-            from openbot.git.hookfiles import said
+            from openbot.git.hookfiles import said as hooks_said
 
-            rec.action_message += f"; {said(self.hooks)}"
-        return ""
+            said += f"; {hooks_said(self.hooks)}"
+        return Closed(action=requested if outcome.applied else "review", action_message=said)
 
-    def _drop_if_empty(self, completed: bool) -> bool:
-        """A run that changed nothing deletes its branch, so nightly runs don't pile up empty branches.
-        An unfinished run can still be resumed: `--resume` recreates the branch at the same commit."""
+    def _drop_unfinished(self) -> bool:
+        """An unfinished run that made no commits deletes its branch (said); `--resume` recreates it."""
+        if not self._drop_if_empty():
+            return False
+        assert self.home is not None
+        branch = self.home.branch
+        self._notice(
+            "empty_branch_deleted",
+            f"no commits on {branch}: deleted the empty branch (a resume recreates it)",
+            branch=branch,
+        )
+        return True
+
+    def _drop_if_empty(self) -> bool:
+        """A run that changed nothing deletes its branch, so nightly runs don't pile up empty branches."""
         from openbot.git.actions import commits_over, delete_branch
 
         assert self.wt is not None and self.plan.repo is not None
-        home, rec = self.home, self.record
+        home = self.home
         if home is None or commits_over(self.plan.repo, self.wt.base_commit, home.tip) != 0:
             return False
-        if not delete_branch(self.plan.repo, home.branch, home.tip):
-            return False
-        if completed:
-            rec.action = "discard"
-            rec.action_message = f"no new commits over {rec.base}: deleted the empty branch {home.branch}"
-        else:
-            rec.empty_branch_deleted = True
-            self._notice(
-                "empty_branch_deleted",
-                f"no commits on {home.branch}: deleted the empty branch (a resume recreates it)",
-                branch=home.branch,
-            )
-        return True
+        return delete_branch(self.plan.repo, home.branch, home.tip)
