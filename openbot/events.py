@@ -252,10 +252,10 @@ def truncate_torn_tail(path: Path) -> int:
     if end != len(data):
         os.truncate(path, end)
     last = data[:end].rstrip(b"\n").rsplit(b"\n", 1)[-1]
-    try:
+    try:  # a damaged last record (a hand edit: "seq": [1], 1e999) is counted, never a crash
         return int(json.loads(last).get("seq", 0)) if last else 0
-    except (ValueError, AttributeError):
-        return 0
+    except (ValueError, AttributeError, TypeError, OverflowError):
+        return data[:end].count(b"\n")
 
 
 class EventLog:

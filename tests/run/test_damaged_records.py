@@ -109,3 +109,15 @@ def test_resume_with_an_empty_run_id_is_a_usage_error(repo: Path) -> None:
     make_bot("b", [reply("", complete())])
     proc = run_cli("run", "b", "--resume", "", cwd=repo)
     assert proc.returncode == 2 and "invalid run id ''" in proc.stderr and not sessions("b")
+
+
+@pytest.mark.parametrize("line", ['{"seq": [1]}', '{"seq": 1e999}', '{"seq": NaN}'])
+def test_a_damaged_last_event_of_the_run_log_does_not_stop_a_resume(repo: Path, line: str) -> None:
+    """The run's own events.jsonl is a log: a damaged record in it is skipped by its readers, and the
+    resume that appends to it counts on instead of ending in `internal error: TypeError`."""
+    run_dir = resumable_run(repo)
+    log = run_dir / "events.jsonl"
+    log.write_text(log.read_text() + line + "\n")
+    proc = run_cli("run", "b", "--resume", run_dir.name, cwd=repo)
+    assert proc.returncode == 0 and "internal error" not in proc.stderr, proc.stderr
+    assert len(sessions("b")) == 2 and line in log.read_text()
