@@ -5,6 +5,7 @@ from openbot.cli import (  # noqa: F401
     digest_cmd,
     doctor_cmd,
     eval_cmd,
+    fleet_cmd,
     history_cmd,
     memory_cmd,
     memory_cmd_legacy,

@@ -11,6 +11,7 @@ from typing import Any
 from openbot.views.ci_summary import cell, code, cost
 from openbot.views.escapes import visible
 
+FLEET = "fleet run"  # the `since` of `openbot fleet run`'s roll-up
 HEAD = ("Bot", "Repository", "Status", "Verified", "Diff", "Cost", "Why it stopped")
 
 
@@ -22,8 +23,9 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def as_json(rows: list[dict[str, Any]], since: str) -> str:
-    return visible(json.dumps({"since": since, "totals": totals(rows), "runs": rows}, indent=2))
+def as_json(rows: list[dict[str, Any]], since: str, **extra: Any) -> str:
+    report = {"since": since, "totals": totals(rows), "runs": rows, **extra}
+    return visible(json.dumps(report, indent=2))
 
 
 def _verified(r: dict[str, Any]) -> str:
@@ -54,7 +56,8 @@ def _heading(rows: list[dict[str, Any]], since: str) -> str:
     t = totals(rows)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(t["by_status"].items())) or "no runs"
     runs = f"{t['runs']} run" + ("" if t["runs"] == 1 else "s")
-    return f"{runs} in the last {since}: {statuses}; {cost(t['cost_usd'])} spent"
+    window = "in this fleet run" if since == FLEET else f"in the last {since}"
+    return f"{runs} {window}: {statuses}; {cost(t['cost_usd'])} spent"
 
 
 def markdown(rows: list[dict[str, Any]], since: str) -> str:
@@ -92,9 +95,14 @@ def html_page(rows: list[dict[str, Any]], since: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _fit(text: str, width: int = 48) -> str:
+    """A long cell keeps its end: a repository's name, the last words of a reason."""
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
 def table(rows: list[dict[str, Any]], since: str) -> str:
     """The plain-text roll-up `openbot fleet run` prints."""
-    grid = [HEAD, *(tuple(visible(" ".join(c.split()))[:60] for c in cells(r)) for r in rows)]
+    grid = [HEAD, *(tuple(_fit(visible(" ".join(c.split()))) for c in cells(r)) for r in rows)]
     widths = [max(len(row[i]) for row in grid) for i in range(len(HEAD))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in grid]
     return "\n".join([visible(_heading(rows, since)), *lines]) + "\n"

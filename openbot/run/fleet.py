@@ -1,0 +1,60 @@
+"""`openbot fleet run`: each (repository, bot) of a fleet.toml run exactly as `openbot run <bot> --json`
+would be, as a subprocess of the real CLI in that repository, at most `parallel` at a time; their
+`--json` summaries become the digest's rows (openbot.state.digest)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from openbot import paths
+from openbot.config.fleet import Fleet, FleetRun
+from openbot.errors import EXIT_FAILED, EXIT_OK
+from openbot.state.digest import row
+
+
+def run_fleet(fleet: Fleet, parallel: int) -> list[dict[str, Any]]:
+    """One digest row per run (with its `exit_code` and `log`), in the fleet file's order."""
+    logs = paths.home() / "fleet" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    logs.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        jobs = [(job, logs / f"{n:03d}-{job.repo.name}-{job.bot}.log") for n, job in enumerate(fleet.runs)]
+        return list(pool.map(lambda pair: _one(*pair), jobs))
+
+
+def _one(job: FleetRun, log: Path) -> dict[str, Any]:
+    argv = [sys.executable, "-m", "openbot", "run", job.bot, "--json", *job.args]
+    with open(log, "wb") as err:
+        proc = subprocess.run(
+            argv, cwd=job.repo, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
+        )
+    try:
+        summary: Any = json.loads(proc.stdout.decode(errors="replace"))
+    except ValueError:
+        summary = None
+    if not isinstance(summary, dict) or not summary.get("run_id"):
+        # the run never started (exit 2: a bad bot or config): its one line is the reason
+        reason = (summary or {}).get("reason") if isinstance(summary, dict) else ""
+        summary = {"bot": job.bot, "run_id": "", "status": "error", "reason": reason or _last_line(log)}
+    summary.setdefault("repo_root", str(job.repo))
+    out = row(summary)
+    out.update(exit_code=proc.returncode, log=str(log), repo=str(job.repo))
+    return out
+
+
+def _last_line(log: Path) -> str:
+    lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    return lines[-1] if lines else "no output"
+
+
+def fleet_exit_code(rows: list[dict[str, Any]]) -> int:
+    """0 only when every run exited 0; the runs' own code when all that failed share one, else 1."""
+    failed = {int(r["exit_code"]) for r in rows if r["exit_code"] != EXIT_OK}
+    if not failed:
+        return EXIT_OK
+    return failed.pop() if len(failed) == 1 else EXIT_FAILED

@@ -1,0 +1,71 @@
+"""`openbot fleet run` through the real CLI: two real repositories × scripted bots, a concurrency limit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell
+
+
+def _bots() -> None:
+    make_bot(
+        "writer",
+        [
+            reply("", shell("echo made > made.txt && git add -A && git commit -qm made")),
+            reply("", complete("made a file", "review")),
+        ],
+    )
+    make_bot("stopper", [reply("", shell("true")), reply("not done yet")], config="max_iterations = 1")
+
+
+def test_fleet_runs_every_repo_and_bot_and_exits_with_the_runs_code(tmp_path: Path) -> None:
+    _bots()
+    make_repo(tmp_path / "app"), make_repo(tmp_path / "lib")
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(
+        'bots = ["writer"]\nparallel = 3\n[[repo]]\npath = "app"\n[[repo]]\npath = "lib"\n'
+        'bots = ["writer", "stopper", "writer"]\n'
+    )
+    out = run_cli("fleet", "run", str(fleet), "--parallel", "2", "--json", cwd=tmp_path, timeout=300)
+    assert out.returncode == 3, out.stderr  # the one failing run's own code: stopped at a limit
+    report = json.loads(out.stdout)
+    assert report["exit_code"] == 3 and report["totals"]["runs"] == 3  # the duplicate pair ran once
+    rows = [(Path(r["repo"]).name, r["bot"], r["status"], r["exit_code"]) for r in report["runs"]]
+    assert rows == [
+        ("app", "writer", "completed", 0),
+        ("lib", "writer", "completed", 0),
+        ("lib", "stopper", "limit", 3),
+    ]
+    for r in report["runs"][:2]:  # each ran in its own repository, exactly as `openbot run` there
+        assert git(Path(r["repo"]), "show", f"{r['branch']}:made.txt") == "made"
+        assert r["diffstat"] == {"files": 1, "insertions": 1, "deletions": 0}
+        assert Path(r["log"]).is_file()
+    assert report["runs"][2]["commands"]["continue"].endswith(f"--resume {report['runs'][2]['run_id']}")
+    table = run_cli("fleet", "run", str(fleet), cwd=tmp_path, timeout=300)
+    assert table.returncode == 3 and "3 runs in this fleet run" in table.stdout
+    assert "Bot" in table.stdout and "stopper" in table.stdout and "limit" in table.stdout
+
+
+def test_fleet_exit_0_only_when_every_run_exits_0_and_bad_input_is_exit_2(tmp_path: Path) -> None:
+    _bots()
+    make_repo(tmp_path / "app")
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text('bots = ["writer"]\n[[repo]]\npath = "app"\n')
+    ok = run_cli("fleet", "run", str(fleet), cwd=tmp_path, timeout=300)
+    assert ok.returncode == 0, ok.stderr + ok.stdout
+    fleet.write_text('bots = ["nobody"]\n[[repo]]\npath = "app"\n')
+    missing_bot = run_cli("fleet", "run", str(fleet), "--json", cwd=tmp_path, timeout=300)
+    assert missing_bot.returncode == 2
+    [row] = json.loads(missing_bot.stdout)["runs"]
+    assert row["status"] == "error" and "nobody" in row["reason"]
+    for text, key in (
+        ('bots = ["writer"]\n[[repo]]\npath = "nowhere"\n', "repo[0].path"),
+        ('bots = ["writer"]\nparalel = 2\n[[repo]]\npath = "app"\n', "paralel"),
+        ('bots = ["../x"]\n[[repo]]\npath = "app"\n', "bots"),
+        ("parallel = 0\n", "parallel"),
+    ):
+        fleet.write_text(text)
+        bad = run_cli("fleet", "run", str(fleet), cwd=tmp_path)
+        assert bad.returncode == 2 and key in bad.stderr and "fleet.toml" in bad.stderr, bad.stderr
+        assert "Traceback" not in bad.stderr
