@@ -216,6 +216,33 @@ class History:
             why = str(e).splitlines()[0] if str(e) else type(e).__name__
             return _unreadable(session_id, f"damaged record {path}: {why} (restore or delete it)")
 
+    def recount(self, meta: SessionMeta) -> None:
+        """A session whose process died never recorded its end: its time, tokens, cost and commands from
+        what its events.jsonl holds, and a summary that says what happened, not the task it was given."""
+        tokens, cost, commands, last, called = _zero_tokens(), 0.0, [], "", ""
+        for e in self.events(meta.session_id):
+            last = str(e.get("ts") or last)
+            if e.get("type") == "token_count":
+                for kind in tokens:
+                    tokens[kind] += int(e.get(kind) or 0)
+                cost += float(e.get("cost_usd") or 0.0)
+            elif e.get("type") == "command":
+                commands.append(called := " ".join(str(e.get("command", "")).split())[:80])
+            elif e.get("type") == "tool_call" and e.get("name") == "shell":
+                called = " ".join(str((e.get("input") or {}).get("command", "")).split())[:80]
+        try:
+            took = datetime.fromisoformat(last) - datetime.fromisoformat(meta.started_at)
+            meta.duration_secs = max(meta.duration_secs, round(took.total_seconds(), 3))
+        except ValueError:
+            pass  # no event, or a time that does not read: the duration stays unknown
+        meta.tokens, meta.cost_usd = tokens, round(cost, 6)
+        meta.command_count = max(meta.command_count, len(commands))
+        n = len(commands)
+        running = called and (not commands or commands[-1] != called)
+        meta.response_summary = f"the openbot process died after {n} command{'' if n == 1 else 's'}" + (
+            f", while running: {called}" if running else f" (the last: {commands[-1]})" if commands else ""
+        )
+
     def events(self, session_id: str) -> Iterator[dict[str, Any]]:
         """The session's event records; a Rust openbot session's as openbot records (legacy_history)."""
         if _number(session_id) is None:

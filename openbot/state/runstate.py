@@ -265,6 +265,8 @@ def mark_dead(bot: str, run_id: str, wip_sha: str | None) -> RunRecord | None:
         if meta.status == "running":
             meta.status, meta.error = "failed", rec.reason
             meta.wip_commit = wip_sha or meta.wip_commit
+            history.recount(meta)
+            rec.summary = meta.response_summary
             history.save(meta)
     rec.save()
     return rec

@@ -281,6 +281,14 @@ def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
     # the dead run's records say what happened instead of "running" forever
     [session] = sessions("victim")
     assert metadata(session)["status"] == "failed" and "died" in metadata(session)["error"]
+    # what it did, read back from its events: not "0s, 0 tokens" and the task prompt as its summary
+    dead = metadata(session)
+    assert dead["response_summary"] == "the openbot process died after 0 commands, while running: " + (
+        "echo precious > precious.txt; sleep 60"
+    )
+    assert sum(dead["tokens"].values()) > 0 and dead["duration_secs"] > 0
+    listed = run_cli("history", "victim", cwd=repo).stdout
+    assert "the openbot process died after 0 commands" in listed
     record = json.loads(
         next(Path(os.environ["OPENBOT_HOME"]).glob("bots/victim/workspaces/*/runs/*/run.json")).read_text()
     )
