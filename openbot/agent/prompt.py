@@ -33,18 +33,27 @@ OPERATING = """\
 - Ship working, committed code: run the project's tests, commit each coherent step on your branch with a
   clear message (`git add -A && git commit -m "..."`). Uncommitted work is saved as a WIP commit at the end,
   but a clean history is your job.
-- Tools: `shell` runs a bash command in the working directory (long output is shortened; the full text is
-  saved to a file whose path is given); `edit` views, creates and edits files; `memory` saves a fact for your
-  future sessions in this project (`{{"action": "set", "key": "...", "value": "..."}}`) — save what you learn
-  that the next session needs (conventions, commands that work, what is left to do); `session_history` lists
-  and pages through your past sessions here (`{{"action": "list"}}`, then `{{"action": "view",
-  "session_number": N}}`); `session_complete` ends the run with a summary and an action.
+- Tools: {tools}.
 - Call `session_complete` with a summary and an action when the task is done or nothing useful is left;
   otherwise just end your turn and you will get another iteration.
 - To teach yourself a reusable skill, write a markdown file (YAML frontmatter with `name` and
   `description`, then the instructions) into {skills_dir} — it is loaded into your future sessions.
 - session_complete actions:
 {actions}"""
+
+
+# What the operating prompt says of each built-in tool; a bot's `tools` key leaves out the others.
+TOOL_LINES = {
+    "shell": "`shell` runs a bash command in the working directory (long output is shortened; the full "
+    "text is\n  saved to a file whose path is given)",
+    "edit": "`edit` views, creates and edits files",
+    "memory": "`memory` saves a fact for your\n  future sessions in this project "
+    '(`{"action": "set", "key": "...", "value": "..."}`) — save what you learn\n  that the next session '
+    "needs (conventions, commands that work, what is left to do)",
+    "session_history": "`session_history` lists\n  and pages through your past sessions here "
+    '(`{"action": "list"}`, then `{"action": "view",\n  "session_number": N}`)',
+    "session_complete": "`session_complete` ends the run with a summary and an action",
+}
 
 
 @dataclass
@@ -54,6 +63,7 @@ class PromptParts:
     repo_root: Path | None = None
     skills_dir: Path | None = None
     tool_text: str = ""  # tool_protocol "text": the tools and the call format (agent/textprompt.py)
+    tool_names: tuple[str, ...] = tuple(TOOL_LINES)  # the built-in tools offered (config key `tools`)
 
 
 def repo_docs(root: Path | None) -> list[tuple[str, str]]:
@@ -91,7 +101,8 @@ def system_prompt(parts: PromptParts) -> str:
             lines.append(f"{head}\n{s.body.strip()}")
         sections.append("\n\n".join(lines))
     skills_dir = parts.skills_dir or "(skills are not writable in this run)"
-    sections.append(OPERATING.format(skills_dir=skills_dir, actions=ACTIONS_TEXT))
+    tools = "; ".join(TOOL_LINES[n] for n in TOOL_LINES if n in parts.tool_names)
+    sections.append(OPERATING.format(skills_dir=skills_dir, actions=ACTIONS_TEXT, tools=tools))
     if parts.tool_text:
         sections.append(parts.tool_text)
     return "\n\n".join(sections) + "\n"

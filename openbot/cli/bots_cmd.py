@@ -92,6 +92,7 @@ def show(
     instructions."""
     import dataclasses
 
+    from openbot.agent.promptsize import prompt_size
     from openbot.config.bots import find_bot
     from openbot.config.frontmatter import toml_value
     from openbot.config.keys import BotConfig
@@ -104,6 +105,7 @@ def show(
     config = dataclasses.asdict(bot_file.config)
     docs = {f.name: f.metadata["doc"] for f in dataclasses.fields(BotConfig)}
     verification, verify_lines = describe(bot_file.config, repo_root())
+    size = prompt_size(bot_file.config, bot_file.instructions)
     if as_json:
         doc = {
             "name": name,
@@ -114,6 +116,7 @@ def show(
             "docs": docs,
             "verification": verification,
             "instructions": bot_file.instructions,
+            "prompt_tokens": {"system": size.system, "tools": size.tools, "estimate": True},
         }
         typer.echo(visible_json(json.dumps(doc, ensure_ascii=False, indent=2)))
         return
@@ -127,6 +130,7 @@ def show(
         origin = "config.md" if key in bot_file.values else "default"
         typer.echo(visible(f"  {key:<{width}} = {value:<{value_width}}  {origin:<9}  # {docs[key]}"))
     typer.echo(visible("\n".join(verify_lines)))
+    typer.echo(f"prompt: {size.said()}")
     typer.echo("instructions:")
     typer.echo(visible(bot_file.instructions or "(none)"))
 

@@ -22,6 +22,7 @@ from openbot import paths
 from openbot.config.frontmatter import refuse_yaml_frontmatter, split_frontmatter, toml_value
 
 # The key table lives in config/keys.py; these names stay importable from here.
+from openbot.config.keys import BUILTIN_TOOLS
 from openbot.config.keys import CACHE_TTLS as CACHE_TTLS
 from openbot.config.keys import DEFAULT_MODEL as DEFAULT_MODEL
 from openbot.config.keys import EFFORTS as EFFORTS
@@ -190,6 +191,7 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
     _check_env_passthrough(values.get("env_passthrough", []), source)
     _check_thinking(values.get("thinking", ""), source)
     _check_shipped_skills(values.get("shipped_skills", []), source)
+    _check_tools(values.get("tools", []), source)
     check_verify_commands(values.get("verify", []), source)
     _check_endpoint(values, source)
     _check_sampling(values, source)
@@ -212,6 +214,16 @@ def _check_endpoint(values: dict[str, Any], source: str) -> None:
                 f"{source}: key 'env_passthrough' entry {toml_value(entry)} would pass {var}, the model key "
                 "api_key_env names; the agent's commands never get it",
                 hint=f"remove {toml_value(entry)} from env_passthrough (or list other names exactly)",
+            )
+
+
+def _check_tools(names: list[str], source: str) -> None:
+    for name in names:
+        if name not in BUILTIN_TOOLS:
+            close = difflib.get_close_matches(name, BUILTIN_TOOLS, n=1)
+            raise ConfigError(
+                f"{source}: key 'tools' names {toml_value(name)}, which is not a built-in tool",
+                hint=f"did you mean '{close[0]}'?" if close else f"the tools: {', '.join(BUILTIN_TOOLS)}",
             )
 
 

@@ -14,6 +14,8 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 EFFORTS = ("", "low", "medium", "high", "xhigh", "max")
 CACHE_TTLS = ("auto", "5m", "1h")
 TOOL_PROTOCOLS = ("auto", "native", "text")
+# The built-in tools, by the names the model sees (openbot/agent/tools/registry.py builds them).
+BUILTIN_TOOLS = ("shell", "edit", "memory", "session_history", "session_complete")
 
 
 WEEK_SECS = 7 * 24 * 3600
@@ -134,6 +136,11 @@ class BotConfig:
         None, "Nucleus sampling (Chat Completions, Responses).", allowed=Range(0, True, 1)
     )
     seed: int | None = _f(None, "Sampling seed, for repeatable runs (Chat Completions servers only).")
+    tools: list[str] = _f(
+        list(BUILTIN_TOOLS),
+        "The built-in tools the model is offered (session_complete always is); fewer tools, a shorter prompt"
+        ' for a small model, e.g. ["shell", "edit"]. MCP tools: [mcp_servers.<name>].',
+    )
     tool_protocol: str = _f(
         "auto",
         "How the model calls tools: native (the API's tool calls only), text (no tools sent: described in"

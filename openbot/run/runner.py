@@ -60,7 +60,7 @@ class Runner:
             workspace=Workspace(plan, rec, view, self.notices),
             history=History(paths.history_dir(plan.bot.name, rec.project)),
             model=GuardedModel(plan.backend, guard),
-            tools=default_tools(config.command_timeout_secs),
+            tools=default_tools(config.command_timeout_secs, config.tools),
             conversation=Conversation(rec.conversation_path, redactor.redact),
             context=ContextKeeper(plan.window or CONTEXT_WINDOW, server_compaction=plan.server_compaction),
             budget=budget,

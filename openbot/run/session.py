@@ -102,12 +102,8 @@ class Session:
     def open(self) -> None:
         p, plan, rec, ws = self.parts, self.parts.plan, self.parts.record, self.parts.workspace
         assert ws.sandbox is not None
-        text = plan.config.tool_protocol == "text"
-        tool_text = tools_prompt(tool_specs(p.tools)) if text else ""
-        self.system, self.changes = self._system(
-            PromptParts(plan.instructions, self.skills, ws.workdir, ws.skills_dir, tool_text)
-        )
-        sent = [] if text else [t.spec.to_api() for t in p.tools]
+        self.system, self.changes = self._system(self._prompt_parts())
+        sent = [] if plan.config.tool_protocol == "text" else [t.spec.to_api() for t in p.tools]
         p.context.fixed_tokens = estimate_tokens(self.system) + estimate_tokens(sent)
         memory = plan.memory.for_prompt()
         self.meta = meta = p.history.create_session(
@@ -144,6 +140,13 @@ class Session:
             self.sink.emit(Notice(kind="sandbox_unconfined", message=ws.sandbox.unconfined_warning))
         p.conversation.add_user_text(iteration_prompt(self._state(meta, memory)))
         self.started = time.monotonic()
+
+    def _prompt_parts(self) -> PromptParts:
+        """What the system prompt is built from; with tool_protocol "text", the tools described in it."""
+        p, plan, ws = self.parts, self.parts.plan, self.parts.workspace
+        text = tools_prompt(tool_specs(p.tools)) if plan.config.tool_protocol == "text" else ""
+        names = tuple(t.spec.name for t in p.tools)
+        return PromptParts(plan.instructions, self.skills, ws.workdir, ws.skills_dir, text, names)
 
     def _system(self, parts: PromptParts) -> tuple[str, str]:
         """The run's system prompt, built once and kept for the whole run (resumes included: thinking

@@ -88,3 +88,40 @@ def test_a_local_server_reading_the_prompt_in_silence_is_not_a_stall(repo: Path)
     assert out.returncode == 0 and sent == 1, out.stderr
     [session] = sessions("small")
     assert not [e for e in events(session) if e["type"] == "retry"]
+
+
+def test_a_bot_offered_fewer_tools_gets_only_those_and_a_prompt_that_names_only_those(repo: Path) -> None:
+    with FakeOpenAI([reply(qwen.COMPLETE_FUNCTION)], models={MODEL: {}}) as api:
+        bot(f"llamacpp:{MODEL}", f'base_url = "{api.base_url}"\ntools = ["shell", "edit"]')
+        out = run_cli("run", "small", cwd=repo)
+        [body] = api.bodies
+    assert out.returncode == 0, out.stderr
+    assert [t["function"]["name"] for t in body["tools"]] == ["shell", "edit", "session_complete"]
+    system = body["messages"][0]["content"]
+    assert "`edit` views" in system and "`memory`" not in system and "session_history" not in system
+
+
+def test_an_unknown_tool_name_is_exit_2(repo: Path) -> None:
+    bot(f"llamacpp:{MODEL}", 'tools = ["shell", "memroy"]')
+    out = run_cli("run", "small", cwd=repo)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "key 'tools' names \"memroy\", which is not a built-in tool" in out.stderr
+    assert "did you mean 'memory'?" in out.stderr
+
+
+def test_bots_show_measures_the_prompt_and_says_it_is_an_estimate(repo: Path) -> None:
+    def measured(config: str) -> dict[str, Any]:
+        bot(f"llamacpp:{MODEL}", config)
+        shown = json.loads(run_cli("bots", "show", "small", "--json", cwd=repo).stdout)
+        return dict(shown["prompt_tokens"])
+
+    full, small, text = (
+        measured(""),
+        measured('tools = ["shell", "edit"]'),
+        measured('tool_protocol = "text"'),
+    )
+    assert full["estimate"] and 800 < full["tools"] < 2000 and 300 < full["system"] < 1000
+    assert small["tools"] < full["tools"] * 0.7 and small["system"] < full["system"]
+    assert text["tools"] == 0 and text["system"] > full["system"]  # the tools are described in the prompt
+    out = run_cli("bots", "show", "small", cwd=repo).stdout
+    assert f"prompt: ~{text['system']:,} tokens before any work" in out and "an estimate" in out

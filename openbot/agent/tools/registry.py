@@ -8,6 +8,7 @@ can never crash the turn. Tools that report themselves (the shell emits `Command
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from openbot.agent.models.base import ToolSpec
@@ -25,21 +26,23 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def default_tools(default_timeout_secs: float = 600.0) -> list[Tool]:
-    """The agent's tools; the shell's description states `default_timeout_secs` (ctx.default_timeout_secs)."""
+def default_tools(default_timeout_secs: float = 600.0, names: Collection[str] | None = None) -> list[Tool]:
+    """The agent's tools: those in `names` when given, and always session_complete (it ends a run); the
+    shell's description states `default_timeout_secs` (ctx.default_timeout_secs)."""
     from openbot.agent.tools.complete import SessionCompleteTool
     from openbot.agent.tools.editor import EditorTool
     from openbot.agent.tools.history_tool import SessionHistoryTool
     from openbot.agent.tools.memory_tool import MemoryTool
     from openbot.agent.tools.shell import ShellTool
 
-    return [
+    tools: list[Tool] = [
         ShellTool(default_timeout_secs),
         EditorTool(),
         MemoryTool(),
         SessionHistoryTool(),
         SessionCompleteTool(),
     ]
+    return [t for t in tools if names is None or t.spec.name in names or t.spec.name == "session_complete"]
 
 
 def tool_specs(tools: list[Tool]) -> list[ToolSpec]:
