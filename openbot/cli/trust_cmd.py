@@ -46,7 +46,7 @@ def trust_command(
     if not subjects:
         raise NotFoundError(f"nothing to trust: {root / '.openbot'} commits no bots and no skills")
     for subject in subjects:
-        store.add(subject, **_about(subject))
+        store.add(subject, **_about(subject, root))
         wants = store.entries[subject.key].get("asks", "")
         typer.echo(f"trusted {subject.key} ({subject.path}, sha256 {subject.sha256[:12]})" + _paren(wants))
     store.save()
@@ -56,7 +56,7 @@ def _committed(bots_dir: Path) -> set[str]:
     return {d.name for d in bots_dir.iterdir() if (d / "config.md").is_file()} if bots_dir.is_dir() else set()
 
 
-def _about(subject: object) -> dict[str, str]:
+def _about(subject: object, root: Path) -> dict[str, str]:
     """What a bot asked for when it was trusted (shown by --list); only a config that parses is trusted."""
     from openbot.config.botconfig import load_bot_file
     from openbot.state import trust
@@ -64,7 +64,8 @@ def _about(subject: object) -> dict[str, str]:
     assert isinstance(subject, trust.Subject)
     if subject.key == trust.SKILLS:
         return {}
-    return {"asks": trust.asks(load_bot_file(subject.path / "config.md").values)}
+    # read as a run reads it: a config.md linked elsewhere in the repository is fine, out of it refused
+    return {"asks": trust.asks(load_bot_file(subject.path / "config.md", root).values)}
 
 
 def _paren(text: str) -> str:

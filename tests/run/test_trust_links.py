@@ -57,6 +57,24 @@ def test_a_skill_added_behind_a_symlinked_skills_dir_needs_trust_again(repo: Pat
     assert "GOOD-SKILL-BODY, edited" in newest_prompt("x")
 
 
+def test_a_config_linked_within_the_repository_is_trusted_and_a_change_behind_it_needs_trust_again(
+    repo: Path,
+) -> None:
+    """`config.md -> ../../../common/bot.md` is read as a run reads it (links within the repository are
+    fine): `openbot trust` refused it before, reading it as if only its own directory counted."""
+    bot = committed_bot(repo)
+    (repo / "common").mkdir()
+    (bot / "config.md").rename(repo / "common" / "bot.md")
+    (bot / "config.md").symlink_to("../../../common/bot.md")
+    commit(repo, "a bot whose config lives in common/")
+    trusted = run_cli("trust", "x", cwd=repo)
+    assert trusted.returncode == 0 and "trusted bot:x" in trusted.stdout, trusted.stderr
+    assert run_cli("run", "x", cwd=repo).returncode == 0
+    (repo / "common" / "bot.md").write_text(CONFIG.replace("Work.", "Work harder."))
+    proc = run_cli("run", "x", cwd=repo)
+    assert proc.returncode == 2 and "changed since you trusted it" in proc.stderr, proc.stderr
+
+
 def test_the_run_loads_the_skills_trust_hashed_not_heads(repo: Path) -> None:
     """Trust hashes the user's checkout; the run's own checkout is HEAD's tree. A skill edited (and trusted)
     in the checkout is the one that runs; HEAD's other text never reaches the prompt."""
