@@ -191,7 +191,8 @@ class Turn:
             self.conversation.append({"role": "assistant", "content": reply.content})
         if verdict.keep and reply.text:
             self.ctx.sink.emit(Message(text=reply.text))
-            self.result.last_text = reply.text
+            if not self._text_uses:  # a call written as text is no summary of the session's work
+                self.result.last_text = reply.text
             self.result.texts.append(reply.text)
         if verdict.event:
             data = {

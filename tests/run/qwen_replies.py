@@ -1,9 +1,13 @@
 # ruff: noqa: E501  (model replies and call texts are kept verbatim, one line each)
-"""Replies of Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, llama-server --jinja), as the model wrote them: the
-tool calls are in the text (```json blocks, Hermes tags, bare JSON), never in `tool_calls`.
+"""Replies shaped as Qwen2.5-Coder-1.5B-Instruct's (Q4_K_M, llama-server --jinja): the tool calls are in the
+text (```json blocks, Hermes tags, bare JSON), never in `tool_calls`.
 
-Captured from the real model on this machine (see docs/MODELS.md, "Small local models"); the tests serve
-them through the loopback Chat Completions stand-in, so openbot reads them exactly as it read the real ones.
+The model's real replies, verbatim with their raw SSE streams, are in qwen_capture.json (captured on this
+machine through a recording proxy; test_text_calls.py replays them). There it wrote a prose reply first
+("### Summary\nI will carry on with the instructions provided in the task."), then one compact ```json
+block per reply and nothing else, looping on `git status`. The replies below keep that shape and add
+the other forms small models use (Hermes tags as Qwen's template teaches, bare JSON, function/parameters),
+so every path of the reader is exercised with a task that can finish.
 """
 
 from __future__ import annotations

@@ -7,12 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from openbot import paths
 from openbot.testing.fakeopenai import FakeOpenAI, last_user_text, reply
 from tests.helpers import events, git, metadata, run_cli, sessions
 from tests.run import qwen_replies as qwen
 
 MODEL = "qwen2.5-coder-1.5b"
+CAPTURE = json.loads((Path(__file__).parent / "qwen_capture.json").read_text())
 
 
 def bot(api: FakeOpenAI, config: str = "") -> None:
@@ -24,7 +27,7 @@ def bot(api: FakeOpenAI, config: str = "") -> None:
     )
 
 
-def run(repo: Path) -> tuple[int, dict[str, Any], str]:
+def run_small(repo: Path) -> tuple[int, dict[str, Any], str]:
     out = run_cli("run", "small", "--json", cwd=repo)
     return out.returncode, json.loads(out.stdout or "{}"), out.stderr
 
@@ -50,7 +53,7 @@ def test_calls_written_as_text_in_every_shape_run_and_the_run_completes(repo: Pa
     script.append(reply(qwen.COMPLETE_FUNCTION))
     with FakeOpenAI(script, models={MODEL: {}}, chunk_chars=7) as api:
         bot(api)
-        code, result, stderr = run(repo)
+        code, result, stderr = run_small(repo)
         bodies = api.bodies
         api.assert_done()
     assert code == 0 and result["status"] == "completed", stderr
@@ -72,7 +75,7 @@ def test_several_calls_in_one_reply_run_in_order(repo: Path) -> None:
     script = [reply(qwen.TWO_CALLS), reply(qwen.COMPLETE_FUNCTION)]
     with FakeOpenAI(script, models={MODEL: {}}) as api:
         bot(api)
-        code, result, stderr = run(repo)
+        code, result, stderr = run_small(repo)
         told = last_user_text(api.bodies[1])
         api.assert_done()
     assert code == 0, stderr
@@ -86,7 +89,7 @@ def test_a_text_call_that_cannot_be_used_runs_nothing_and_the_model_is_told_why(
     script.append(reply(qwen.COMPLETE_FUNCTION))
     with FakeOpenAI(script, models={MODEL: {}}) as api:
         bot(api)
-        code, result, stderr = run(repo)
+        code, result, stderr = run_small(repo)
         bodies = api.bodies
         api.assert_done()
     assert code == 0, stderr
@@ -102,7 +105,7 @@ def test_a_reply_with_no_call_is_never_completed(repo: Path) -> None:
     calc_repo(repo)
     with FakeOpenAI([reply(qwen.PROSE_ONLY)] * 4, models={MODEL: {}}) as api:
         bot(api)
-        code, result, stderr = run(repo)
+        code, result, stderr = run_small(repo)
         bodies = api.bodies
         api.assert_done()
     assert code == 3 and result["status"] == "limit", stderr  # never 0
@@ -120,7 +123,7 @@ def test_after_a_nudge_the_model_acts_and_a_reply_without_a_call_then_ends_the_i
     script = [reply(qwen.PROSE_ONLY), reply(qwen.CAT_FENCED), reply("The bug is in add().")]
     with FakeOpenAI(script, models={MODEL: {}}) as api:
         bot(api)
-        code, result, stderr = run(repo)
+        code, result, stderr = run_small(repo)
         api.assert_done()
     assert code == 3, stderr  # one iteration, no session_complete: the limit, not success
     assert len(notices("no_tool_call")) == 1
@@ -132,7 +135,7 @@ def test_the_text_protocol_sends_no_tools_and_describes_them_in_the_prompt(repo:
     script = [reply(qwen.CAT_FENCED), reply(qwen.COMPLETE_FUNCTION)]
     with FakeOpenAI(script, models={MODEL: {}}) as api:
         bot(api, 'tool_protocol = "text"')
-        code, result, stderr = run(repo)
+        code, result, stderr = run_small(repo)
         bodies = api.bodies
         api.assert_done()
     assert code == 0, stderr
@@ -146,7 +149,7 @@ def test_the_native_protocol_does_not_run_calls_written_as_text(repo: Path) -> N
     calc_repo(repo)
     with FakeOpenAI([reply(qwen.CAT_FENCED)] * 4, models={MODEL: {}}) as api:
         bot(api, 'tool_protocol = "native"')
-        code, result, stderr = run(repo)
+        code, result, stderr = run_small(repo)
         told = last_user_text(api.bodies[1])
         api.assert_done()
     assert code == 3, stderr
@@ -160,3 +163,33 @@ def test_an_unknown_tool_protocol_is_a_config_error(repo: Path) -> None:
         out = run_cli("run", "small", cwd=repo)
     assert out.returncode == 2
     assert "tool_protocol" in out.stderr and "native" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("run", "config", "ending"),
+    [
+        ("run1", "max_turn_steps = 5", "reached max_turn_steps (5)"),
+        ("run2", 'tool_protocol = "text"\ntools = ["shell", "edit"]\nmax_turn_steps = 6', "repeated 5 times"),
+    ],
+)
+def test_the_real_models_replies_replayed_go_as_they_went_on_the_real_server(
+    repo: Path, run: str, config: str, ending: str
+) -> None:
+    calls = CAPTURE["runs"][run]  # captured from llama-server: tests/run/qwen_capture.json
+    calc_repo(repo)
+    with FakeOpenAI([reply(c["text"]) for c in calls], models={MODEL: {}}) as api:
+        bot(api, config)
+        code, result, stderr = run_small(repo)
+        bodies = api.bodies
+        api.assert_done()
+    assert code == 3, stderr  # the model never fixed the bug: never reported as success
+    # the same requests as the real run: as many messages, tools sent (auto) or not (text)
+    assert [len(b["messages"]) for b in bodies] == [c["messages_sent"] for c in calls]
+    assert ["tools" in b for b in bodies] == [c["tools_sent"] for c in calls]
+    commands = [
+        json.loads(c["text"].split("```json")[1].split("```")[0])["arguments"]["command"] for c in calls[-4:]
+    ]
+    assert [c["command"] for c in of_kind("command")][-4:] == commands
+    assert len(notices("no_tool_call")) == sum("```json" not in c["text"] for c in calls)
+    meta = metadata(sessions("small")[0])
+    assert ending in meta["error"] and "```json" not in meta["response_summary"]  # a call is no summary
