@@ -1,4 +1,5 @@
-"""The GitHub Actions workflow template: linted by actionlint, its structure pinned, its shell steps run.
+"""The GitHub Actions workflows: the reusable one (.github/workflows/openbot-nightly.yml) and the caller a
+repository commits (scripts/openbot-nightly.yml): linted by actionlint, structure pinned, shell steps run.
 
 Steps are run the way a runner runs `shell: bash` steps (`bash --noprofile --norc -eo pipefail`), with
 fake `openbot` / `gh` executables on PATH standing in for the network-bound parts.
@@ -20,12 +21,19 @@ import yaml
 
 from tests.helpers import git, make_repo
 
-WORKFLOW = Path(__file__).resolve().parent.parent / "scripts" / "openbot-nightly.yml"
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = ROOT / ".github" / "workflows" / "openbot-nightly.yml"
+CALLER = ROOT / "scripts" / "openbot-nightly.yml"
 
 
 @pytest.fixture(scope="module")
 def wf() -> dict[str, Any]:
     return yaml.safe_load(WORKFLOW.read_text())
+
+
+@pytest.fixture(scope="module")
+def caller() -> dict[str, Any]:
+    return yaml.safe_load(CALLER.read_text())
 
 
 def _on(wf: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +105,7 @@ def _actionlint() -> str:
 
 def test_actionlint_passes() -> None:
     proc = subprocess.run(
-        [_actionlint(), "-no-color", str(WORKFLOW)], capture_output=True, text=True, timeout=60
+        [_actionlint(), "-no-color", str(WORKFLOW), str(CALLER)], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -117,21 +125,32 @@ def test_actionlint_catches_a_broken_copy(tmp_path: Path) -> None:
 # --- structure ---------------------------------------------------------------------------------------
 
 
-def test_the_run_step_trusts_committed_bots_only_on_trusted_triggers(wf: dict[str, Any]) -> None:
+def test_the_run_step_trusts_committed_bots_only_on_trusted_triggers(
+    wf: dict[str, Any], caller: dict[str, Any]
+) -> None:
     """Committed bots are trusted explicitly, and only where the branch is the repository's own."""
     run = _step(wf["jobs"]["run"], "Run the bot")
     assert run["env"]["OPENBOT_TRUST_REPO_BOTS"] == "1"
-    assert set(_on(wf)) == {"schedule", "workflow_dispatch"}  # never pull_request: a fork's bots
+    assert set(_on(wf)) == {"workflow_call"}
+    assert set(_on(caller)) == {"schedule", "workflow_dispatch"}  # never pull_request: a fork's bots
 
 
-def test_triggers_and_permissions(wf: dict[str, Any]) -> None:
-    on = _on(wf)
+def test_triggers_inputs_secrets_and_permissions(wf: dict[str, Any], caller: dict[str, Any]) -> None:
+    on = _on(caller)
     assert on["schedule"] and all(len(s["cron"].split()) == 5 for s in on["schedule"])
-    assert {"bot", "max_iterations", "fail_on_limit"} <= set(on["workflow_dispatch"]["inputs"])
-    assert wf["permissions"] == {"contents": "write", "pull-requests": "write"}
-    assert wf["env"]["OPENBOT_PIP_SPEC"] and wf["env"]["OPENBOT_FAIL_ON_LIMIT"] == "false"
+    assert {"bots", "max_iterations"} <= set(on["workflow_dispatch"]["inputs"])
+    assert caller["permissions"] == {"contents": "write", "pull-requests": "write"}
+    call = wf_call = _on(wf)["workflow_call"]
+    assert {"openbot-spec", "bots", "max-parallel", "night-budget-usd", "nightly-branch"} <= set(
+        call["inputs"]
+    )
+    backends = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"}
+    assert backends <= set(wf_call["secrets"]) and backends == set(caller["jobs"]["nightly"]["secrets"])
+    job = caller["jobs"]["nightly"]
+    assert job["uses"].endswith("/.github/workflows/openbot-nightly.yml@v0.1.0")
     # never the bare PyPI name (an unrelated project) and the placeholder is refused by the install step
-    assert "git+" in wf["env"]["OPENBOT_PIP_SPEC"]
+    assert "git+" in job["with"]["openbot-spec"] and job["with"]["openbot-spec"].endswith("@v0.1.0")
+    assert wf["env"]["OPENBOT_PIP_SPEC"] == "${{ inputs.openbot-spec }}"
     assert "*OWNER/*" in _step(wf["jobs"]["run"], "Install openbot")["run"]
 
 
@@ -141,6 +160,7 @@ def test_matrix_comes_from_the_list_job(wf: dict[str, Any]) -> None:
     assert runner["needs"] == "list-bots"
     assert runner["strategy"]["matrix"]["bot"] == "${{ fromJSON(needs.list-bots.outputs.bots) }}"
     assert runner["strategy"]["fail-fast"] is False
+    assert runner["strategy"]["max-parallel"] == "${{ inputs.max-parallel }}"
     assert "count != '0'" in runner["if"], "an empty matrix is an error on GitHub"
 
 
@@ -160,7 +180,8 @@ def test_checkout_install_and_run(wf: dict[str, Any]) -> None:
 def test_the_secret_is_only_on_the_run_step(wf: dict[str, Any]) -> None:
     uses = [(p, s) for p, s in _strings(wf) if "secrets." in s]
     index = wf["jobs"]["run"]["steps"].index(_step(wf["jobs"]["run"], "run"))
-    assert uses == [(f"/jobs/run/steps[{index}]/env/ANTHROPIC_API_KEY", "${{ secrets.ANTHROPIC_API_KEY }}")]
+    names = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+    assert uses == [(f"/jobs/run/steps[{index}]/env/{n}", f"${{{{ secrets.{n} }}}}") for n in names]
     assert "ANTHROPIC_API_KEY" not in wf.get("env", {}) and "env" not in wf["jobs"]["run"]
 
 
@@ -189,9 +210,12 @@ def test_artifact_push_and_pull_request(wf: dict[str, Any]) -> None:
     upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload["if"] == "always()" and "openbot-artifact" in upload["with"]["path"]
     push = _step(job, "push")
-    assert "git push origin" in push["run"] and push["env"]["BRANCH"] == "${{ steps.run.outputs.branch }}"
-    pr = _step(job, "Open a pull request for review")
-    assert "steps.run.outputs.action == 'review'" in pr["if"] and "gh pr create --head" in pr["run"]
+    assert (
+        "git push --force origin" in push["run"]
+        and push["env"]["BRANCH"] == "${{ steps.run.outputs.branch }}"
+    )
+    pr = _step(job, "Open or update the pull request")
+    assert "steps.push.outputs.pushed == 'true'" in pr["if"] and 'gh pr create --head "$STABLE"' in pr["run"]
     assert pr["env"]["GH_TOKEN"] == "${{ github.token }}"
     policy = job["steps"][-1]
     assert policy["name"] == "Apply the exit code policy" and policy["if"] == "always()"
@@ -210,20 +234,27 @@ def test_listing_bots(wf: dict[str, Any], tmp_path: Path) -> None:
     (repo / ".openbot" / "bots" / "-bad").mkdir()
     (repo / ".openbot" / "bots" / "-bad" / "config.md").write_text("")
 
-    proc, out = _run_step(step, repo, {"ONLY_BOT": ""}, tmp_path)
+    (repo / ".openbot" / "bots" / "c").mkdir(parents=True)
+    (repo / ".openbot" / "bots" / "c" / "config.md").write_text("+++\n+++\nhi\n")
+    ev = {"EVENT": "schedule"}
+    proc, out = _run_step(step, repo, {**ev, "BOTS": ""}, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(out["bots"]) == ["a", "b"] and out["count"] == "2"
+    assert json.loads(out["bots"]) == ["a", "b", "c"] and out["count"] == "3"
     assert "::warning::skipping .openbot/bots/-bad" in proc.stdout
 
-    proc, out = _run_step(step, repo, {"ONLY_BOT": "b"}, tmp_path)
+    proc, out = _run_step(step, repo, {**ev, "BOTS": "b"}, tmp_path)
     assert proc.returncode == 0 and json.loads(out["bots"]) == ["b"]
+    proc, out = _run_step(step, repo, {**ev, "BOTS": "c, a"}, tmp_path)
+    assert proc.returncode == 0 and json.loads(out["bots"]) == ["a", "c"]
 
-    proc, out = _run_step(step, repo, {"ONLY_BOT": "zz"}, tmp_path)
+    proc, out = _run_step(step, repo, {**ev, "BOTS": "a zz"}, tmp_path)
     assert proc.returncode == 1 and "::error::no bot named 'zz'" in proc.stdout
+    proc, out = _run_step(step, repo, {"EVENT": "pull_request_target", "BOTS": ""}, tmp_path)
+    assert proc.returncode == 1 and "never call it on pull_request_target" in proc.stdout and out == {}
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    proc, out = _run_step(step, empty, {"ONLY_BOT": ""}, tmp_path)
+    proc, out = _run_step(step, empty, {**ev, "BOTS": ""}, tmp_path)
     assert proc.returncode == 0 and out == {"bots": "[]", "count": "0"}
 
 
@@ -279,6 +310,8 @@ def test_run_step_without_result_or_with_bad_input(wf: dict[str, Any], tmp_path:
         ("3", "false", False),
         ("3", "true", True),
         ("5", "false", True),
+        ("6", "false", False),
+        ("6", "true", True),
         ("", "false", True),
         ("137", "false", True),
     ],
@@ -307,7 +340,8 @@ def test_push_step_pushes_only_new_work(wf: dict[str, Any], tmp_path: Path) -> N
         "PATH": f"{gh}:{os.environ['PATH']}",
         "GH_LOG": str(tmp_path / "gh.log"),
         "GH_TOKEN": "t",
-        "GITHUB_SHA": git(work, "rev-parse", "HEAD"),
+        "START_SHA": git(work, "rev-parse", "HEAD"),
+        "STABLE": "openbot/nightly/busy",
     }
     step = _step(wf["jobs"]["run"], "push")
 
@@ -319,7 +353,8 @@ def test_push_step_pushes_only_new_work(wf: dict[str, Any], tmp_path: Path) -> N
     git(work, "merge", "-q", "--ff-only", "openbot/busy-1")
     proc, out = _run_step(step, work, {**env, "BRANCH": "openbot/busy-1"}, tmp_path)
     assert proc.returncode == 0 and out == {"pushed": "true"}, proc.stderr
-    assert git(origin, "log", "-1", "--format=%s", "openbot/busy-1") == "bot work"
+    assert git(origin, "log", "-1", "--format=%s", "openbot/nightly/busy") == "bot work"
+    assert "openbot/busy-1" not in git(origin, "branch", "--list")  # one branch per bot, not per run
     assert (tmp_path / "gh.log").read_text() == "gh auth setup-git\n"
 
 
@@ -367,6 +402,9 @@ def test_ci_docs_exit_code_table_matches_the_code() -> None:
     assert "usage or config" in rows[str(UsageError.exit_code)]
     assert "iteration or budget limit" in rows[str(EXIT_LIMIT)]
     assert "unverified" in rows[str(EXIT_UNVERIFIED)] and "nothing merged" in rows[str(EXIT_UNVERIFIED)]
+    from openbot.stops import OverBudget
+
+    assert "over budget" in rows[str(OverBudget.exit_code)] and "draft" in rows[str(OverBudget.exit_code)]
     codes = f"{Interrupted(signal.SIGINT).exit_code} / {Interrupted(signal.SIGTERM).exit_code}"
     assert "interrupted" in rows[codes]
     assert "ran its iterations" not in text
@@ -400,19 +438,185 @@ def test_the_pull_request_says_whether_openbot_verified_the_work(
     (fake / "gh").chmod(0o755)
     result_file = tmp_path / "result.json"
     result_file.write_text(
-        json.dumps({"summary": "fix", "bot": "b", "run_id": "r", "iterations": 1, **result})
+        json.dumps(
+            {"summary": "fix", "bot": "b", "run_id": "r", "iterations": 1, "status": "completed", **result}
+        )
     )
     env = {
         "PATH": f"{fake}:{os.environ['PATH']}",
         "OPENBOT_RESULT": str(result_file),
         "RUNNER_TEMP": str(tmp_path),
         "BOT": "b",
-        "BRANCH": "openbot/b-1",
+        "STABLE": "openbot/nightly/b",
         "BASE": "main",
         "RUN_URL": "http://x",
     }
-    proc, _ = _run_step(_step(wf["jobs"]["run"], "Open a pull request for review"), tmp_path, env, tmp_path)
+    proc, _ = _run_step(_step(wf["jobs"]["run"], "Open or update the pull request"), tmp_path, env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     args = (tmp_path / "gh-args").read_text().splitlines()
     assert args[args.index("--title") + 1] == title
     assert line in (tmp_path / "pr-body.md").read_text()
+
+
+# --- one pull request per bot, updated in place; the night's roll-up ---------------------------------
+
+FAKE_GH = """
+echo "gh $*" >> "$GH_LOG"
+if [ "$2" = list ]; then printf '%s\\n' "${EXISTING:-}"; exit 0; fi
+if [ "$2" = create ]; then echo "https://example.invalid/pr/1"; fi
+"""
+
+
+def _pr_env(tmp_path: Path, result: dict[str, Any], existing: str = "") -> dict[str, str]:
+    result_file = tmp_path / "result.json"
+    base = {"summary": "fix it", "bot": "b", "run_id": "r1", "iterations": 2, "verified": None}
+    result_file.write_text(json.dumps({**base, **result}))
+    return {
+        "PATH": f"{_fake_bin(tmp_path, 'gh', FAKE_GH)}:{os.environ['PATH']}",
+        "GH_LOG": str(tmp_path / "gh.log"),
+        "EXISTING": existing,
+        "OPENBOT_RESULT": str(result_file),
+        "RUNNER_TEMP": str(tmp_path),
+        "BOT": "b",
+        "STABLE": "openbot/nightly/b",
+        "BASE": "main",
+        "RUN_URL": "http://x",
+    }
+
+
+def test_the_pr_body_gives_tokens_as_a_number(wf: dict[str, Any], tmp_path: Path) -> None:
+    """Bug fixed: the body printed the tokens object raw (`{"input":6964,...} tokens`)."""
+    tokens = {"input": 6964, "output": 227, "cache_read": 1000, "cache_write": 0}
+    env = _pr_env(tmp_path, {"status": "completed", "tokens": tokens, "cost_usd": 0.0123})
+    proc, out = _run_step(_step(wf["jobs"]["run"], "pr"), tmp_path, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    body = (tmp_path / "pr-body.md").read_text()
+    assert "2 iteration(s), 8191 tokens, $0.0123." in body and "{" not in body
+    assert out == {"url": "https://example.invalid/pr/1"}
+    log = (tmp_path / "gh.log").read_text()
+    assert "gh pr create --head openbot/nightly/b --base main" in log and "--draft" not in log
+
+
+def test_a_run_stopped_at_a_limit_opens_a_draft(wf: dict[str, Any], tmp_path: Path) -> None:
+    env = _pr_env(tmp_path, {"status": "limit", "reason": "iteration limit reached (3)", "tokens": 10})
+    proc, _ = _run_step(_step(wf["jobs"]["run"], "pr"), tmp_path, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "--draft" in (tmp_path / "gh.log").read_text()
+    body = (tmp_path / "pr-body.md").read_text()
+    assert "**A draft**: the run ended `limit`: iteration limit reached (3)." in body and "10 tokens" in body
+
+
+@pytest.mark.parametrize(
+    ("status", "ready"), [("completed", "gh pr ready URL"), ("over_budget", "--undo URL")]
+)
+def test_the_bots_open_pull_request_is_updated_in_place(
+    wf: dict[str, Any], tmp_path: Path, status: str, ready: str
+) -> None:
+    env = _pr_env(tmp_path, {"status": status}, existing="URL")
+    proc, out = _run_step(_step(wf["jobs"]["run"], "pr"), tmp_path, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    log = (tmp_path / "gh.log").read_text()
+    assert "gh pr create" not in log and "gh pr edit URL --title openbot/b: fix it" in log
+    assert ready in log and out == {"url": "URL"}
+
+
+def _start(wf: dict[str, Any], repo: Path, mode: str, tmp: Path) -> tuple[str, dict[str, str]]:
+    proc, out = _run_step(_step(wf["jobs"]["run"], "start"), repo, {"BOT": "b", "MODE": mode}, tmp)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout, out
+
+
+def test_the_run_continues_from_the_bots_open_nightly_branch(wf: dict[str, Any], tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", "work")
+    (repo / "night1.txt").write_text("1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "night 1")
+    night1 = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-ref", "refs/remotes/origin/openbot/nightly/b", night1)  # as actions/checkout fetches it
+    git(repo, "checkout", "-q", "main")
+    (repo / "main.txt").write_text("new on main\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main moved")
+    said, out = _start(wf, repo, "continue", tmp_path)
+    assert "continuing from openbot/nightly/b, the base merged in" in said
+    assert out["stable"] == "openbot/nightly/b" and out["start_sha"] == git(repo, "rev-parse", "HEAD")
+    assert (repo / "night1.txt").is_file() and (repo / "main.txt").is_file()
+    git(repo, "checkout", "-q", "main")
+    said, out = _start(wf, repo, "restart", tmp_path)
+    assert out["start_sha"] == git(repo, "rev-parse", "main") and not (repo / "night1.txt").exists()
+    git(repo, "update-ref", "refs/remotes/origin/openbot/nightly/b", base)  # merged: start from the base
+    said, out = _start(wf, repo, "continue", tmp_path)
+    assert "already merged" in said and out["start_sha"] == git(repo, "rev-parse", "main")
+
+
+def test_the_nights_budget_is_split_across_the_bots(wf: dict[str, Any], tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "ledger.jsonl").write_text("{}\n")  # last night's: tonight's share starts fresh
+    step = _step(wf["jobs"]["run"], "Share the night's budget")
+    env = {"OPENBOT_HOME": str(home), "NIGHT_BUDGET": "20", "COUNT": "8"}
+    proc, _ = _run_step(step, tmp_path, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (home / "budget.toml").read_text() == "[overall]\ndaily_usd = 2.5000\n"
+    assert not (home / "ledger.jsonl").exists()
+    from openbot.config.budgetcaps import load_caps
+
+    os.environ["OPENBOT_HOME"] = str(home)  # the conftest's monkeypatch restores it
+    caps = load_caps()
+    assert caps is not None and [c.usd for c in caps.caps] == [2.5]
+    proc, _ = _run_step(step, tmp_path, {**env, "NIGHT_BUDGET": "0"}, tmp_path)
+    assert proc.returncode == 0 and not (home / "budget.toml").exists()
+
+
+def test_the_rollup_is_the_digest_of_the_nights_artifacts(wf: dict[str, Any], tmp_path: Path) -> None:
+    night = tmp_path / "night"
+    for bot, status, cost in (("a", "completed", 0.5), ("b", "over_budget", 1.25)):
+        d = night / f"openbot-{bot}-1-1"
+        (d / "000001-20260101T000000Z").mkdir(parents=True)
+        (d / "000001-20260101T000000Z" / "metadata.json").write_text(json.dumps({"run_id": "x", "bot": bot}))
+        result = {
+            "bot": bot,
+            "run_id": f"2026010{len(bot)}T000000Z-{bot}a",
+            "status": status,
+            "cost_usd": cost,
+        }
+        extra = {
+            "pr_url": f"https://example.invalid/{bot}",
+            "diffstat": {"files": 2, "insertions": 5, "deletions": 1},
+        }
+        (d / "result.json").write_text(json.dumps({**result, **extra, "repo_root": ""}))
+    openbot = _fake_bin(tmp_path, "openbot", f'exec "{sys.executable}" -m openbot "$@"\n')
+    summary = tmp_path / "summary.md"
+    env = {
+        "PATH": f"{openbot}:{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
+        "OPENBOT_HOME": str(tmp_path / "home"),
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    proc, _ = _run_step(_step(wf["jobs"]["rollup"], "digest"), tmp_path, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = summary.read_text()
+    assert "2 runs in the last 2d: 1 completed, 1 over_budget; $1.75 spent" in text
+    assert "https://example.invalid/b" in text and "2 files +5 −1" in text
+    report = json.loads((tmp_path / "night.json").read_text())
+    assert report["totals"] == {"runs": 2, "cost_usd": 1.75, "by_status": {"completed": 1, "over_budget": 1}}
+
+
+# Checked against the actions' own repositories (late 2026): actions/cache has no v6 (its tags end at
+# v5.0.5), checkout and setup-python end at v7, upload-artifact at v7, download-artifact at v8.
+EXISTING_ACTIONS = {
+    "actions/checkout@v7",
+    "actions/setup-python@v7",
+    "actions/cache/restore@v5",
+    "actions/cache/save@v5",
+    "actions/upload-artifact@v7",
+    "actions/download-artifact@v8",
+}
+
+
+def test_every_action_named_is_a_version_that_exists(wf: dict[str, Any]) -> None:
+    named = {s for path, s in _strings(wf) if path.endswith("/uses")}
+    assert named <= EXISTING_ACTIONS, named - EXISTING_ACTIONS

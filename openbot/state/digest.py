@@ -35,11 +35,11 @@ def home_records() -> list[Path]:
 
 
 def named_records(sources: Iterable[Path]) -> list[Path]:
-    """The JSON files named, and every `*.json` below the directories named (CI artifacts)."""
+    """The JSON files named, and every run.json / result.json below the folders named (CI artifacts)."""
     found: list[Path] = []
     for source in sources:
         if source.is_dir():
-            found += sorted(source.rglob("*.json"))
+            found += sorted(p for p in source.rglob("*.json") if p.name in ("run.json", "result.json"))
         elif source.is_file():
             found.append(source)
         else:
