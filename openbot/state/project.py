@@ -2,19 +2,25 @@
 
 Identity comes from the repository, never from the directory name alone. The normalized `remote "origin"`
 url (from `<common_dir>/config`) when there is one, so a CI checkout in a fresh path keeps its memory;
-otherwise the absolute common git dir, so every linked worktree of one repository is the same project.
+otherwise the absolute common git dir, so every linked worktree of one repository is the same project —
+unless the state kept under that key was made in another repository (none of the commits its runs
+started from is here: the repository was deleted and made again at the same path); then the root
+commit joins the identity, and the new repository starts with state of its own.
 The slug is `<readable name>-<first 8 hex of sha256(identity)>`. Pure Python: no pygit2 on this path.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from openbot import paths
 from openbot.errors import UsageError
+from openbot.git.gitcmd import run_bounded, run_git
 from openbot.git.repo import RepoInfo, find_repo
 
 SLUG_RE = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -124,4 +130,33 @@ def resolve_project(cwd: Path, override: str | None = None) -> Project:
         name = identity.rstrip("/").rsplit("/", 1)[-1] or repo.main_root.name
         return Project(_slug(name, identity), repo, identity=identity)
     identity = str(repo.common_dir)
-    return Project(_slug(repo.main_root.name, identity), repo, identity=identity)
+    slug = _slug(repo.main_root.name, identity)
+    if _made_elsewhere(repo, slug):  # a repository deleted and made again at this path: its own project
+        identity = f"{identity}#{_roots(repo)}"
+        slug = _slug(repo.main_root.name, identity)
+    return Project(slug, repo, identity=identity)
+
+
+def _roots(repo: RepoInfo) -> str:
+    out = run_git(repo.workdir, "rev-list", "--max-parents=0", "HEAD", check=False)
+    return ",".join(sorted(out.stdout.split())) or "unborn"
+
+
+def _made_elsewhere(repo: RepoInfo, slug: str) -> bool:
+    """Whether the state kept under this path's key was made in another repository: the commits every
+    recorded run started from are missing here (a repository deleted and recreated at the same path must
+    not inherit the old one's memory and history). No recorded run: nothing says so, the state is kept."""
+    commits: set[str] = set()
+    for record in paths.bots_dir().glob(f"*/workspaces/{slug}/runs/*/run.json"):
+        try:
+            commits.add(str(json.loads(record.read_text())["base_commit"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    commits = {c for c in commits if re.fullmatch(r"[0-9a-f]{40,64}", c)}
+    if not commits:
+        return False
+    stdin = "".join(f"{c}^{{commit}}\n" for c in sorted(commits))
+    out = run_bounded(
+        ["git", "cat-file", "--batch-check"], cwd=repo.workdir, stdin=stdin.encode(), what="git cat-file"
+    )
+    return b" commit " not in out.stdout
