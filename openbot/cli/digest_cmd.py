@@ -33,12 +33,21 @@ def digest_command(
     seconds = digest.parse_since(since)
     files = digest.named_records(sources) if sources else digest.home_records()
     rows = digest.collect(files, seconds)
+    budget = _budget() if not sources else []
     if as_json:
-        text = view.as_json(rows, since)
+        text = view.as_json(rows, since, budget=budget)
     else:
-        text = view.html_page(rows, since) if fmt == "html" else view.markdown(rows, since)
+        text = view.html_page(rows, since) if fmt == "html" else view.markdown(rows, since, budget)
     if output is None:
         typer.echo(text, nl=False)
         return
     output.write_text(text, encoding="utf-8")
     typer.echo(f"wrote {output} ({len(rows)} runs)", err=True)
+
+
+def _budget() -> list[dict[str, object]]:
+    """This OPENBOT_HOME's caps and what counts against them now (docs/BUDGET.md); none without them."""
+    from openbot.config.budgetcaps import load_caps, spending
+
+    caps = load_caps()
+    return spending(caps) if caps else []

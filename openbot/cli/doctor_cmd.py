@@ -162,6 +162,21 @@ def check_verify() -> list[Check]:
     return [Check("PASS", "verify.toml", f"{len(commands)} command(s) every bot's work must pass")]
 
 
+def check_budget() -> list[Check]:
+    """$OPENBOT_HOME/budget.toml (docs/BUDGET.md), when there is one: its caps and what they have left."""
+    from openbot.config.budgetcaps import load_caps, spending
+    from openbot.errors import ConfigError
+
+    try:
+        caps = load_caps()
+    except ConfigError as e:
+        return [Check("FAIL", "budget.toml", e.one_line())]
+    if caps is None:
+        return []
+    used = "; ".join(f"{s['cap']}: ${s['used_usd']:.2f} used" for s in spending(caps)) or "no caps"
+    return [Check("PASS", "budget.toml", used)]
+
+
 def all_checks() -> list[Check]:
     from openbot.cli.bots_cmd import repo_root
     from openbot.cli.doctor_mcp import check_mcp
@@ -179,6 +194,7 @@ def all_checks() -> list[Check]:
         *check_mcp(root),
         *check_skills(root),
         *check_verify(),
+        *check_budget(),
     ]
 
 

@@ -103,3 +103,16 @@ def _limits(path: Path, scope: str, name: str, value: object, where: str) -> lis
         if usd:
             caps.append(Cap(scope, name, key, float(usd)))
     return caps
+
+
+def spending(caps: Caps) -> list[dict[str, Any]]:
+    """Each cap with what counts against it now in the ledger (spent, and reserved by runs in flight)."""
+    import time
+
+    from openbot.state.ledger import Ledger, used_under
+
+    entries = Ledger(paths.home()).entries()
+    now = time.time()
+    return [
+        {"cap": c.label(), "usd": c.usd, "used_usd": round(used_under(entries, c, now), 6)} for c in caps.caps
+    ]

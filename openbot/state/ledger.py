@@ -105,7 +105,7 @@ class Ledger:
 
     def _compact(self, entries: dict[str, Entry]) -> None:
         cutoff = time.time() - KEEP_SECS
-        keep = {k: e for k, e in entries.items() if e.open or e.t >= cutoff}
+        keep = {k: e for k, e in entries.items() if e.t >= cutoff}  # older counts in no window
         tmp = self.path.with_suffix(".tmp")
         lines = []
         for key, e in keep.items():

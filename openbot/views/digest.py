@@ -60,8 +60,11 @@ def _heading(rows: list[dict[str, Any]], since: str) -> str:
     return f"{runs} {window}: {statuses}; {cost(t['cost_usd'])} spent"
 
 
-def markdown(rows: list[dict[str, Any]], since: str) -> str:
+def markdown(rows: list[dict[str, Any]], since: str, budget: list[dict[str, Any]] | None = None) -> str:
     lines = ["# openbot digest", "", cell(_heading(rows, since)), ""]
+    for cap in budget or []:
+        lines.append(f"- budget: {cell(cap['cap'])}: {cost(cap['used_usd'])} used of {cost(cap['usd'])}")
+    lines += [""] if budget else []
     if rows:
         lines += ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
         lines += ["| " + " | ".join(cell(c) for c in cells(r)) + " |" for r in rows]

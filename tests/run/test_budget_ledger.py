@@ -128,6 +128,8 @@ def test_a_bad_budget_toml_is_exit_2_naming_file_and_key(repo: Path) -> None:
     assert "budget.toml" in out.stderr and "bots.spender.daily" in out.stderr
     assert "Traceback" not in out.stderr
     assert not list(paths.bot_home("spender").glob("workspaces/*/runs/*"))
+    doctor = run_cli("doctor", cwd=repo)
+    assert doctor.returncode == 1 and "FAIL" in doctor.stdout and "bots.spender.daily" in doctor.stdout
 
 
 def test_a_run_stopped_by_the_ledger_mid_way_keeps_its_commits_and_resumes(repo: Path) -> None:
@@ -142,6 +144,17 @@ def test_a_run_stopped_by_the_ledger_mid_way_keeps_its_commits_and_resumes(repo:
         assert out.returncode == 6 and result["status"] == "over_budget", out.stderr
         log = git(repo, "log", "--format=%s", result["branch"]).splitlines()
         assert [s for s in log if s.startswith("step")] == [f"step{n}" for n in reversed(range(6))]
+        # the morning report says so, with the ledger's figures and the command that goes on
+        report = json.loads(run_cli("digest", "--json", cwd=repo).stdout)
+        [row] = report["runs"]
+        assert row["status"] == "over_budget" and row["diffstat"]["files"] == 1
+        assert row["commands"]["continue"] == f"cd {repo} && openbot run spender --resume {result['run_id']}"
+        assert report["budget"] == [
+            {"cap": "daily cap (repo elsewhere, $0.01)", "usd": 0.01, "used_usd": 0.0},
+            {"cap": "daily cap (bot spender, $0.2)", "usd": 0.2, "used_usd": pytest.approx(0.09)},
+        ]
+        doctor = run_cli("doctor", cwd=repo)
+        assert "budget.toml" in doctor.stdout and "daily cap (bot spender, $0.2): $0.09 used" in doctor.stdout
         budget_toml("[bots.spender]\ndaily_usd = 1.0\n")  # the team raises the cap: the run goes on
         again = run_cli("run", "spender", "--resume", result["run_id"], "--json", cwd=repo, env=env)
         assert again.returncode == 0, again.stderr
