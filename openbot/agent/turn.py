@@ -56,7 +56,7 @@ class TurnResult:
 
 NUDGE = (
     "[openbot] You have used {used} of {limit} model calls allowed in this turn. Wrap up now: commit your "
-    "work, save what you learned to memory, and call session_complete (or end your turn)."
+    "work, save what you learned (memory, where you have it), and call session_complete (or end your turn)."
 )
 
 
