@@ -14,6 +14,7 @@ from openbot.errors import GitError
 from openbot.git.home import bring_home
 from openbot.git.repo import RepoInfo
 from openbot.git.runsdir import detach, empty_trash, owners, runs_lock
+from openbot.git.wip import left_out_line
 from openbot.processes import owner_gone, stop_processes_in
 
 
@@ -55,7 +56,11 @@ def sweep_dead(repo: RepoInfo) -> list[SweptRun]:
                 except GitError as e:  # keep the directories rather than lose the work, and say so
                     swept.append(SweptRun(rr.name, rr.branch, None, run_id, bot, e.one_line(), kept=True))
                     continue
-                swept.append(SweptRun(rr.name, home.branch, home.wip, run_id, bot, home.note))
+                # what the WIP limits left out is said: the run repository goes, and those files with it
+                said = [home.note, left_out_line(home.left_out) if home.left_out else ""]
+                swept.append(
+                    SweptRun(rr.name, home.branch, home.wip, run_id, bot, "; ".join(n for n in said if n))
+                )
             trash += detach(rr)
         trash += [p for p in root.glob(".trash-*")]  # left by a removal that was itself interrupted
     empty_trash(trash)

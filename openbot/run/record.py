@@ -89,6 +89,10 @@ class Recorder:
             rec.action, rec.action_message = done.action, done.action_message
         rec.empty_branch_deleted = rec.empty_branch_deleted or done.empty_branch_deleted
 
+    def summarised(self, summary: str) -> None:
+        """A run that did not complete: what stopped it and what it did (run/stopped_summary.py)."""
+        self.record.summary = summary
+
     def ended(self, status: Status, exit_code: int, reason: str = "") -> None:
         self.record.status, self.record.exit_code = status, exit_code
         if reason:

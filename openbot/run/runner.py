@@ -30,6 +30,7 @@ from openbot.run.result import RunResult
 from openbot.run.session import RunParts, Session
 from openbot.run.signals import GuardedModel, SaveAbandoned
 from openbot.run.spend_account import open_account
+from openbot.run.stopped_summary import STOPPED, run_summary
 from openbot.run.workspace import Workspace
 from openbot.state.conversation import Conversation
 from openbot.state.history import History, SessionMeta
@@ -207,6 +208,8 @@ class Runner:
         finally:
             if self.run_log is not None:
                 self.run_log.close()
+            if rec.status in STOPPED:
+                self.recorder.summarised(run_summary(rec, self.plan.repo.workdir if self.plan.repo else None))
             self._save_last_session()
             self.parts.save_totals(final=True)
 

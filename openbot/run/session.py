@@ -40,6 +40,7 @@ from openbot.redact import Redactor
 from openbot.run.plan import RunPlan
 from openbot.run.protocols import View
 from openbot.run.record import Recorder
+from openbot.run.stopped_summary import STOPPED, session_summary
 from openbot.run.workspace import Workspace
 from openbot.state.conversation import Conversation
 from openbot.state.history import History, SessionMeta
@@ -247,6 +248,8 @@ class Session:
             meta.cost_usd = round(usage.cost_usd, 6)
         meta.command_count = ctx.command_count
         summary = self.completion.summary if self.completion else last_text
+        if self.completion is None and self.status in STOPPED:  # not its last words: what happened
+            summary = session_summary(self.status, self.reason, p.history.events(meta.session_id))
         meta.response_summary = p.redactor.redact(summary.strip())[:500]
         meta.action = self.completion.action if self.completion else ""
         meta.extra["budget"] = p.budget.status()

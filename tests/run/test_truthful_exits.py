@@ -47,7 +47,11 @@ def run_record(bot: str) -> dict:
 
 def test_sigterm_during_a_long_wip_commit_is_honoured_and_not_completed(repo: Path) -> None:
     # ~100 MB of incompressible data: libgit2 hashes and compresses it for seconds, holding the main thread
-    make_bot("big", [reply("", shell("head -c 100000000 /dev/urandom > big.bin")), reply("", complete())])
+    make_bot(
+        "big",
+        [reply("", shell("head -c 100000000 /dev/urandom > big.bin")), reply("", complete())],
+        config="wip_max_file_mb = 200\nwip_max_total_mb = 200",  # the WIP commit takes all of it, slowly
+    )
     proc = start_run("run", "big", "--json", cwd=repo)
     lines: list[str] = []
     pump = read_lines(proc, lines)
@@ -63,7 +67,10 @@ def test_sigterm_during_a_long_wip_commit_is_honoured_and_not_completed(repo: Pa
     if not result["wip_commits"]:
         assert "abandoned" in result["reason"]
         make_bot("next", [reply("", complete())])
-        assert run_cli("run", "next", cwd=repo).returncode == 0
+        swept = run_cli("run", "next", cwd=repo)
+        # the sweep saves the dead run's work under the default WIP limits: the 100 MB file is named
+        assert swept.returncode == 0 and "big.bin" in swept.stderr, swept.stderr
+        return
     assert git(repo, "cat-file", "-s", f"{result['branch']}:big.bin") == "100000000"
 
 
