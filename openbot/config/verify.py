@@ -134,6 +134,16 @@ def _read(path: Path) -> str:
         return ""
 
 
+def setup_caveat(config: Any, commands: tuple[str, ...]) -> str:
+    """What a bot whose setup downloads should know: the check's setup runs the agent's work, offline."""
+    if not commands or not config.setup or not config.setup_network or config.network:
+        return ""
+    return (
+        "the verify commands' setup runs in a checkout of the bot's work, so without setup_network and "
+        "without the cache: a setup that downloads fails there and every check with it (docs/VERIFY.md)"
+    )
+
+
 def describe(config: Any, root: Path | None) -> tuple[dict[str, Any], list[str]]:
     """What `bots show` says of the bot's verification: (its --json object, its lines)."""
     spec = spec_for(config)
@@ -142,6 +152,8 @@ def describe(config: Any, root: Path | None) -> tuple[dict[str, Any], list[str]]
     doc = {"commands": own, "team": list(spec.team), "suggested": found}
     if spec.commands:
         lines = [f"  `{c}` (config.md)" for c in own] + [f"  `{c}` ({home_file()})" for c in spec.team]
+        caveat = setup_caveat(config, spec.commands)
+        lines += [f"  note: {caveat}"] if caveat else []
         return doc, ["verification: openbot runs, on a clean checkout of the committed work:", *lines]
     merge = (
         "merge_unverified = true: merge applies anyway" if spec.merge_unverified else "merge is not applied"

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from openbot import paths
 from openbot.agent.tools.base import Tool, ToolContext, ToolFailed
 from openbot.agent.tools.shell import ShellTool
+from openbot.config.verify import setup_caveat
 from openbot.errors import OpenbotError
 from openbot.events import EventSink
 from openbot.git.gitcmd import rmtree
@@ -47,6 +48,9 @@ class Verifier:
         self.spec, self.plan, self.record = plan.verify, plan, record
         self.workspace, self.tools = workspace, tools  # tools: the run's list (MCP tools join it later)
         self.attempt = 0
+        caveat = setup_caveat(plan.config, self.spec.commands)
+        if caveat and caveat not in plan.warnings:
+            plan.warnings.append(caveat)  # said when the run starts
         record.merge_unverified = self.spec.merge_unverified
         if self.spec.commands:  # a resumed run is verified anew
             record.verified, record.verified_sha, record.verification = None, "", {}

@@ -173,3 +173,16 @@ def test_a_long_failing_output_is_kept_whole_and_the_bot_told_where(tmp_path: Pa
     assert "\n20000\n" in Path(full).read_text()
     conversation = next(paths.bot_home("long").glob("workspaces/*/runs/*/conversation.jsonl")).read_text()
     assert f"(full output: {full})" in conversation and "the-end" in conversation
+
+
+def test_a_bot_whose_setup_downloads_is_warned_that_the_checks_setup_is_offline(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    config = 'setup = ["true"]\nsetup_network = true\nverify = ["true"]\n'
+    make_bot("dl", [reply("", complete())], config)
+    warning = "the verify commands' setup runs in a checkout of the bot's work, so without setup_network"
+    assert warning in run_cli("bots", "show", "dl", cwd=repo).stdout
+    out = run_cli("run", "dl", "--json", cwd=repo)
+    assert out.returncode == 0 and json.loads(out.stdout)["verified"] is True, out.stderr
+    assert warning in out.stderr
+    make_bot("quiet", [reply("", complete())], 'setup = ["true"]\nverify = ["true"]\n')
+    assert warning not in run_cli("run", "quiet", cwd=repo).stderr
