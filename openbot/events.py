@@ -83,7 +83,7 @@ class ToolCall(Event):
     type: ClassVar[str] = "tool_call"
     id: str
     name: str
-    input: dict[str, Any]
+    input: dict[str, object]
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ class McpCall(Event):
     tool_use_id: str
     server: str
     tool: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
     duration_ms: int
     is_error: bool
     output: str
@@ -211,7 +211,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def to_record(event: Event, seq: int, ts: str | None = None) -> dict[str, Any]:
+def to_record(event: Event, seq: int, ts: str | None = None) -> dict[str, object]:
     """The one serializer: `type`, `ts`, `seq`, then the event's own fields."""
     return {"type": event.type, "ts": ts or now_iso(), "seq": seq, **asdict(event)}
 
@@ -280,7 +280,7 @@ class EventLog:
             self._fd = -1
 
 
-def read_events(path: Path) -> Iterator[dict[str, Any]]:
+def read_events(path: Path) -> Iterator[dict[str, object]]:
     """Yield every intact record (a JSON object); torn, undecodable or non-object lines are skipped, and so
     are lines with NaN/Infinity, which openbot never writes (`bytes.fromhex` refuses them: ValueError)."""
     try:

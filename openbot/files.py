@@ -169,7 +169,7 @@ def read_user_text(path: Path, *, root: Path, limit: int, what: str = "file") ->
     return text
 
 
-def _not_a_number(name: str) -> Any:
+def _not_a_number(name: str) -> object:
     raise ValueError(f"{name} is not a number openbot writes")
 
 

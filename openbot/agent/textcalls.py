@@ -27,7 +27,6 @@ import re
 import tokenize
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
 
 from openbot.agent.tools.base import Tool
 from openbot.events import EventSink, Notice
@@ -50,7 +49,7 @@ _DECODER = json.JSONDecoder(strict=False)  # small models put raw newlines insid
 @dataclass(frozen=True)
 class TextCall:
     name: str
-    input: dict[str, Any]
+    input: dict[str, object]
     form: Form
 
 
@@ -94,7 +93,7 @@ def find_calls(text: str, tools: Collection[str]) -> Found:
     return found
 
 
-def _fenced(text: str, m: re.Match[str]) -> tuple[Any, str, tuple[int, int]]:
+def _fenced(text: str, m: re.Match[str]) -> tuple[object, str, tuple[int, int]]:
     """A fence's JSON; read past the first closing ``` when the JSON goes on (a file's text may hold
     fences of its own), so the fence ends where the JSON does."""
     start = m.start(2) + len(m.group(2)) - len(m.group(2).lstrip())
@@ -129,7 +128,7 @@ def _bare(text: str, taken: list[tuple[int, int]], found: Found, tools: Collecti
         i = text.find("{", i + 1)
 
 
-def _decode_at(text: str, i: int) -> tuple[Any, int, str]:
+def _decode_at(text: str, i: int) -> tuple[object, int, str]:
     try:
         value, end = _DECODER.raw_decode(text, i)
         return value, end, ""
@@ -146,7 +145,7 @@ def _unfence(body: str) -> str:
     return m.group(2).strip() if m else body.strip()
 
 
-def load(body: str) -> tuple[Any, str]:
+def load(body: str) -> tuple[object, str]:
     """`body` as JSON the way small models write it: strict JSON, then without trailing commas, then
     several objects in a row (one per line), then Python literals. The value, or None and why not."""
     try:
@@ -174,7 +173,7 @@ def _adjacent_strings(body: str) -> bool:
     return any(a == b == tokenize.STRING for a, b in zip(kinds, kinds[1:], strict=False))
 
 
-def _several(body: str) -> list[Any]:
+def _several(body: str) -> list[object]:
     values, i = [], 0
     while i < len(body):
         while i < len(body) and body[i] in " \t\r\n,":
@@ -189,7 +188,9 @@ def _several(body: str) -> list[Any]:
     return values if len(values) > 1 else []
 
 
-def _add(found: Found, value: Any, tools: Collection[str], form: Form, error: str, *, strong: bool) -> None:
+def _add(
+    found: Found, value: object, tools: Collection[str], form: Form, error: str, *, strong: bool
+) -> None:
     """Add the calls in `value`. `strong`: the span says it is a call (a tag, or call-shaped text), so
     anything unreadable in it is a problem; otherwise what is not call-shaped is just text."""
     where = {"tagged": "a tool-call tag", "fenced": "a fenced block", "bare": "JSON in your text"}[form]
@@ -219,13 +220,13 @@ def _add(found: Found, value: Any, tools: Collection[str], form: Form, error: st
             found.calls.append(TextCall(name, parsed, form))
 
 
-def _items(value: Any) -> list[Any]:
+def _items(value: object) -> list[object]:
     if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
         return list(value["tool_calls"])
     return list(value) if isinstance(value, list) else [value]
 
 
-def _shape(item: Any) -> tuple[Any, Any, bool]:
+def _shape(item: object) -> tuple[object, object, bool]:
     """(name, arguments, call-shaped?) of one object; arguments None when it has none."""
     if not isinstance(item, dict):
         return None, None, False
@@ -240,7 +241,7 @@ def _shape(item: Any) -> tuple[Any, Any, bool]:
     return name, args, shaped
 
 
-def _arguments(args: Any) -> tuple[dict[str, Any], str]:
+def _arguments(args: object) -> tuple[dict[str, object], str]:
     if args is None:
         return {}, ""
     if isinstance(args, str):

@@ -105,7 +105,7 @@ def _hide_flag_types(command: Any) -> None:
             param.metavar = param.name.upper()  # every usage line alike: {BOT} required, [BOT] optional
     make_help_option = command.get_help_option  # --help is made per context, not listed in params
 
-    def help_option(ctx: Any) -> Any:
+    def help_option(ctx: object) -> object:
         option = make_help_option(ctx)
         if option is not None:
             option.metavar = ""

@@ -82,7 +82,7 @@ def _budget(b: dict[str, Any]) -> str:
     return f"{cost}, {tokens}, {minutes}"
 
 
-def _sandbox(s: dict[str, Any]) -> str:
+def _sandbox(s: dict[str, object]) -> str:
     """`workspace-write (enforced)`, or what it ran as when the kernel could not enforce the request."""
     requested, enforced = s.get("requested", ""), s.get("enforced", "")
     if requested and requested != enforced:
@@ -90,14 +90,14 @@ def _sandbox(s: dict[str, Any]) -> str:
     return f"{enforced} ({'no confinement' if enforced == 'danger-full-access' else 'enforced'})"
 
 
-def _verification(v: dict[str, Any]) -> str:
+def _verification(v: dict[str, object]) -> str:
     """`passed at <sha> (attempt 2 of 3)` or `failed at <sha> (attempt 1 of 3): <reason>`."""
     verdict = "passed" if v.get("passed") is True else "failed"
     text = f"{verdict} at {str(v.get('sha') or '?')[:12]} (attempt {v.get('attempt')} of {v.get('attempts')})"
     return text + (f": {v['reason']}" if v.get("reason") else "")
 
 
-def _field(key: str, value: Any) -> str:
+def _field(key: str, value: object) -> str:
     """A metadata value as readable text; nested values of unexpected shape fall back to compact JSON."""
     try:
         if key == "budget" and isinstance(value, dict):
@@ -113,7 +113,7 @@ def _field(key: str, value: Any) -> str:
     return str(value)
 
 
-def _print_session(m: SessionMeta, events: list[dict[str, Any]]) -> None:
+def _print_session(m: SessionMeta, events: list[dict[str, object]]) -> None:
     from openbot.views.transcript import entries
     from openbot.views.transcript_text import person_text
 

@@ -38,8 +38,8 @@ def _skills(bot: str | None) -> tuple[list[Any], list[Any]]:
         return check_skills(bot, root, config.shipped_skills)
     dirs = [(paths.SHIPPED_SKILLS, "shipped"), (paths.global_skills_dir(), "global")]
     dirs += [(paths.repo_skills_dir(root), "repo")] if root else []
-    found: list[Any] = []
-    invalid: list[Any] = []
+    found: list[object] = []
+    invalid: list[object] = []
     for directory, source in dirs:
         ok, bad = scan(directory, source)
         found += ok

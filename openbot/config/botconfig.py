@@ -42,7 +42,7 @@ class BotFile:
 
     path: Path
     config: BotConfig
-    values: dict[str, Any]
+    values: dict[str, object]
     instructions: str
     notices: tuple[str, ...] = ()  # legacy keys accepted but ignored (openbot.config.legacy)
 
@@ -240,7 +240,7 @@ def _check_sampling(values: dict[str, Any], source: str) -> None:
         )
 
 
-def _check_integrations(values: dict[str, Any], source: str) -> None:
+def _check_integrations(values: dict[str, object], source: str) -> None:
     from openbot.config.mcp import parse_servers
     from openbot.config.notify import parse_targets
 
@@ -278,14 +278,14 @@ def load_bot_file(path: Path, root: Path | None = None) -> BotFile:
     return parse_text(read_user_file(path, root), path)
 
 
-def resolve(file_values: dict[str, Any], flags: dict[str, Any], source: str) -> BotConfig:
+def resolve(file_values: dict[str, object], flags: dict[str, object], source: str) -> BotConfig:
     """Defaults < config.md < CLI flags (flags that are None were not given)."""
     given = {k: v for k, v in flags.items() if v is not None}
     validate(given, "command line")
     return validate({**file_values, **given}, source)
 
 
-def render(values: dict[str, Any], instructions: str) -> str:
+def render(values: dict[str, object], instructions: str) -> str:
     """A config.md text that `parse_text` reads back to the same values and instructions."""
     validate(values, "new config")
     doc = tomlkit.document()

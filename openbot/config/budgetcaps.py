@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError
@@ -68,7 +67,7 @@ def load_caps() -> Caps | None:
         return None
     text = read_user_text(path, root=path.parent, limit=256 * 1024, what="budget file")
     try:
-        values: dict[str, Any] = tomlkit.parse(text).unwrap()
+        values: dict[str, object] = tomlkit.parse(text).unwrap()
     except TOMLKitError as e:
         raise ConfigError(f"{path}: invalid TOML: {e}", hint="fix the TOML syntax") from e
     caps: list[Cap] = []
@@ -105,7 +104,7 @@ def _limits(path: Path, scope: str, name: str, value: object, where: str) -> lis
     return caps
 
 
-def spending(caps: Caps) -> list[dict[str, Any]]:
+def spending(caps: Caps) -> list[dict[str, object]]:
     """Each cap with what counts against it now in the ledger (spent, and reserved by runs in flight)."""
     import time
 

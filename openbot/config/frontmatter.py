@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import tomlkit
 from frontmatter.default_handlers import BaseHandler
@@ -21,14 +20,14 @@ class TomlkitHandler(BaseHandler):
     FM_BOUNDARY = re.compile(r"^\+{3}[ \t]*\r?$", re.MULTILINE)
     START_DELIMITER = END_DELIMITER = "+++"
 
-    def load(self, fm: str) -> dict[str, Any]:
+    def load(self, fm: str) -> dict[str, object]:
         return tomlkit.parse(fm).unwrap()
 
     def export(self, metadata: dict[str, object], **kwargs: object) -> str:
         return tomlkit.dumps(metadata).strip()
 
 
-def toml_value(value: Any) -> str:
+def toml_value(value: object) -> str:
     """A value as it is spelled in config.md (`true`, `"text"`, `1.5`), for messages and `bots show`."""
     if value is None:
         return "(not set)"  # an optional key's default: TOML has no null

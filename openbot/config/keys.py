@@ -152,8 +152,10 @@ class BotConfig:
         "Let the API compact the conversation itself where the model supports it (else openbot's own).",
     )
     # MCP servers and notifications: tables checked by config/mcp.py and config/notify.py (docs/MCP.md).
-    mcp_servers: dict[str, Any] = _f({}, "MCP servers whose tools the bot may use: [mcp_servers.<name>].")
-    notify: list[dict[str, Any]] = _f([], "Where to report how a run ended: [[notify]] with url or command.")
+    mcp_servers: dict[str, object] = _f({}, "MCP servers whose tools the bot may use: [mcp_servers.<name>].")
+    notify: list[dict[str, object]] = _f(
+        [], "Where to report how a run ended: [[notify]] with url or command."
+    )
 
     # The per-run setup step (openbot/run/setup.py).
     setup: list[str] = _f(

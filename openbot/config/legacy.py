@@ -14,7 +14,6 @@ openbot refuses it (a typo in the one knob that confines the agent must not run 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from openbot.errors import ConfigError
 
@@ -24,7 +23,7 @@ IGNORED: dict[str, str] = {
 }
 
 
-def split_legacy(values: dict[str, Any], path: Path | str) -> tuple[dict[str, Any], tuple[str, ...]]:
+def split_legacy(values: dict[str, object], path: Path | str) -> tuple[dict[str, object], tuple[str, ...]]:
     """(the values without ignored legacy keys, one notice line per key dropped)."""
     notices: list[str] = []
     kept = dict(values)

@@ -77,7 +77,7 @@ class McpServerSpec:
 
 
 def parse_servers(
-    value: Any, source: str, network: bool = False, api_key_env: str = ""
+    value: object, source: str, network: bool = False, api_key_env: str = ""
 ) -> list[McpServerSpec]:
     """Every `[mcp_servers.<name>]` table as a spec; ConfigError naming file, key and value otherwise."""
     if not isinstance(value, dict):
@@ -88,7 +88,7 @@ def parse_servers(
     return [_parse_one(name, table, source, network, api_key_env) for name, table in value.items()]
 
 
-def _parse_one(name: str, table: Any, source: str, network: bool, api_key_env: str) -> McpServerSpec:
+def _parse_one(name: str, table: object, source: str, network: bool, api_key_env: str) -> McpServerSpec:
     where = f"mcp_servers.{name}"
     if not NAME_RE.match(name) or "__" in name:
         raise ConfigError(

@@ -14,7 +14,6 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from openbot.config import envrefs
 from openbot.errors import ConfigError
@@ -48,7 +47,7 @@ def shown_url(url: str) -> str:
     return (m.group(1) + ("/…" if m.group(2) else "")) if m else "(url)"
 
 
-def parse_targets(value: Any, source: str, api_key_env: str = "") -> list[NotifyTarget]:
+def parse_targets(value: object, source: str, api_key_env: str = "") -> list[NotifyTarget]:
     if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
         raise ConfigError(
             f"{source}: key 'notify' must be a list of tables",
@@ -57,7 +56,7 @@ def parse_targets(value: Any, source: str, api_key_env: str = "") -> list[Notify
     return [_parse_one(i, table, source, api_key_env) for i, table in enumerate(value, 1)]
 
 
-def _parse_one(index: int, table: dict[str, Any], source: str, api_key_env: str) -> NotifyTarget:
+def _parse_one(index: int, table: dict[str, object], source: str, api_key_env: str) -> NotifyTarget:
     where = f"notify[{index}]"
     for key in table:
         if key not in _KEYS:
@@ -95,7 +94,7 @@ def _parse_one(index: int, table: dict[str, Any], source: str, api_key_env: str)
     return NotifyTarget(index, url, tuple(command), tuple(on), env)
 
 
-def _parse_env(env: Any, command: bool, source: str, where: str, api_key_env: str) -> tuple[str, ...]:
+def _parse_env(env: object, command: bool, source: str, where: str, api_key_env: str) -> tuple[str, ...]:
     from openbot.envpolicy import model_key_passed_by
 
     if env and not command:

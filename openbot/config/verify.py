@@ -57,7 +57,7 @@ def team_commands() -> tuple[str, ...]:
         return ()
     text = read_user_text(path, root=path.parent, limit=256 * 1024, what="verify file")
     try:
-        values: dict[str, Any] = tomlkit.parse(text).unwrap()
+        values: dict[str, object] = tomlkit.parse(text).unwrap()
     except TOMLKitError as e:
         raise ConfigError(f"{path}: invalid TOML: {e}", hint="fix the TOML syntax") from e
     for key in values:

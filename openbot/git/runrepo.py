@@ -108,7 +108,7 @@ def remove_run_repo(rr: RunRepo) -> None:
     empty_trash(trash)
 
 
-def _make(rr: RunRepo, user: Any, tip: str = "") -> None:
+def _make(rr: RunRepo, user: object, tip: str = "") -> None:
     """Write the run's git dir and check the branch out, its submodules too; on any failure (Ctrl-C too)
     undo it all."""
     commit = tip or rr.base_commit

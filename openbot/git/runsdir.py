@@ -117,7 +117,7 @@ def write_owner(rr: RunRepo, run_id: str, bot: str) -> None:
     write_atomic(rr.owner_file, json.dumps(owner) + "\n")
 
 
-def owners(root: Path) -> list[tuple[RunRepo, dict[str, Any]]]:
+def owners(root: Path) -> list[tuple[RunRepo, dict[str, object]]]:
     """The run repositories with an owner record, as openbot recorded them."""
     found = []
     for record in sorted(root.glob(f"*{OWNER_SUFFIX}")):
@@ -137,7 +137,7 @@ def owners(root: Path) -> list[tuple[RunRepo, dict[str, Any]]]:
     return found
 
 
-def _modules(recorded: Any) -> tuple[Module, ...]:
+def _modules(recorded: object) -> tuple[Module, ...]:
     """The submodules an owner record lists; anything that is not what openbot writes is dropped."""
     if not isinstance(recorded, list):
         return ()

@@ -51,7 +51,7 @@ def commit_wip(
     checkout: Path,
     parent: str,
     message: str,
-    sig: Any,
+    sig: object,
     stat_cache: Path | None = None,
     filters: dict[str, str] | None = None,
     gitlinks: dict[str, str] | None = None,

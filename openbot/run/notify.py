@@ -52,7 +52,7 @@ class Delivery:
     detail: str  # one line: what happened (redacted)
 
 
-def payload(summary: dict[str, Any], repo: str) -> dict[str, Any]:
+def payload(summary: dict[str, object], repo: str) -> dict[str, object]:
     """The run summary (`openbot run --json`) plus `repo` and a Slack-compatible `text`."""
     body = {**summary, "repo": repo}
     body["text"] = slack_text(body)
@@ -91,7 +91,7 @@ def slack_escape(text: str) -> str:
 
 def deliver(
     targets: list[NotifyTarget],
-    body: dict[str, Any],
+    body: dict[str, object],
     environ: Mapping[str, str],
     redact: Callable[[str], str],
     deadline_secs: float = DEADLINE_SECS,
@@ -122,7 +122,7 @@ def deliver(
 
 def _deliver_one(
     target: NotifyTarget,
-    body: dict[str, Any],
+    body: dict[str, object],
     environ: Mapping[str, str],
     deadline: float,
     source: CommandSource,

@@ -10,7 +10,6 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from openbot.agent.models.base import ModelBackend
 from openbot.agent.models.catalog import ModelFacts, lookup
@@ -50,7 +49,7 @@ class RunRequest:
     bot_source: str | None = None  # "home" | "repo": which of two same-named bots (default: the home one)
     trust_repo_bots: bool = False  # CI: trust the repository's committed bots and skills explicitly
     allow_unknown_price: bool = False
-    extra_flags: dict[str, Any] = field(default_factory=dict)  # budgets and later config-backed flags
+    extra_flags: dict[str, object] = field(default_factory=dict)  # budgets and later config-backed flags
 
 
 @dataclass
@@ -145,7 +144,7 @@ def _memory(
     return memory, notices
 
 
-def _flags(req: RunRequest) -> dict[str, Any]:
+def _flags(req: RunRequest) -> dict[str, object]:
     """The command line's values for config keys (None: not given)."""
     return {
         "model": req.model,

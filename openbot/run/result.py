@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from openbot.errors import EXIT_FAILED
 from openbot.state.runstate import RunRecord
@@ -19,7 +18,7 @@ class RunResult:
     def exit_code(self) -> int:
         return self.record.exit_code if self.record.exit_code is not None else EXIT_FAILED
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The `--json` summary (and the CI step summary's input)."""
         r = self.record
         return {

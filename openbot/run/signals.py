@@ -29,7 +29,7 @@ from openbot.events import EventSink
 from openbot.run.protocols import Guard
 from openbot.stops import Cancel, Interrupted
 
-_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+_Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 
 T = TypeVar("T")
 SAVE_GRACE_SECS = 1.2  # with the record written after it, a signal is honoured within ~2 s

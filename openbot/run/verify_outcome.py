@@ -21,7 +21,7 @@ class Verification(Event):
     attempts: int  # verify_attempts: the failed checks after which the run ends `unverified`
     sha: str  # the commit checked out ("" when it could not be)
     passed: bool
-    checks: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[dict[str, object]] = field(default_factory=list)
     reason: str = ""  # what failed, one line ("" when it passed)
     uncommitted: list[str] = field(default_factory=list)  # `git status --porcelain` lines: not verified
     stopped_processes: int = 0  # the agent's processes stopped before it ran
@@ -34,7 +34,7 @@ TAIL_LINES, TAIL_CHARS = 40, 4000  # of a failed command's output, in the feedba
 @dataclass(frozen=True)
 class Outcome:
     sha: str
-    checks: tuple[dict[str, Any], ...]
+    checks: tuple[dict[str, object], ...]
     uncommitted: tuple[str, ...] = ()
     stopped: int = 0
     error: str = ""  # the checkout or the setup failed: nothing (or not everything) could run
@@ -63,7 +63,7 @@ class Collect:
     """Keeps the verification's Command events out of the session's log (they are not the agent's)."""
 
     def __init__(self, source: str) -> None:
-        self.source, self.checks = source, list[dict[str, Any]]()
+        self.source, self.checks = source, list[dict[str, object]]()
 
     def emit(self, event: Event) -> None:
         if isinstance(event, Command):

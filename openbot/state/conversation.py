@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import TypedDict, cast
 
 from openbot.files import loads_strict
 from openbot.state.messages import Block, Message, ToolResultBlock, blocks_of, text_block
@@ -71,7 +71,7 @@ def _message_ok(message: object) -> bool:
     return isinstance(message, dict) and message.get("role") in ("user", "assistant") and blocks_ok
 
 
-def _payload_ok(op: str, rec: dict[str, Any]) -> bool:
+def _payload_ok(op: str, rec: dict[str, object]) -> bool:
     if op in MESSAGE_OPS:
         return _message_ok(rec.get("message"))
     if op == "repaired":
@@ -89,7 +89,7 @@ MESSAGE_OPS = ("append", "replace_last", "segment")
 OPS = (*MESSAGE_OPS, "repaired", "fixed")
 
 
-def _record(raw: bytes, path: Path, number: int) -> tuple[str, dict[str, Any]]:
+def _record(raw: bytes, path: Path, number: int) -> tuple[str, dict[str, object]]:
     """One line of conversation.jsonl as (op, record); ConfigError naming the line otherwise."""
     why = ""
     try:

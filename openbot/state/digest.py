@@ -11,7 +11,6 @@ import shlex
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from openbot import paths
 from openbot.errors import GitError, UsageError
@@ -49,11 +48,11 @@ def named_records(sources: Iterable[Path]) -> list[Path]:
     return found
 
 
-def collect(files: Iterable[Path], since_secs: float, now: datetime | None = None) -> list[dict[str, Any]]:
+def collect(files: Iterable[Path], since_secs: float, now: datetime | None = None) -> list[dict[str, object]]:
     """One row per run (its last record when a summary and a run.json both name it), newest first;
     files that are not run records are skipped."""
     cutoff = (now or datetime.now(UTC)).timestamp() - since_secs
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, dict[str, object]] = {}
     for path in files:
         data = _load(path)
         if data is None or _when(data, path) < cutoff:
@@ -62,7 +61,7 @@ def collect(files: Iterable[Path], since_secs: float, now: datetime | None = Non
     return sorted(rows.values(), key=lambda r: str(r["run_id"]), reverse=True)
 
 
-def _load(path: Path) -> dict[str, Any] | None:
+def _load(path: Path) -> dict[str, object] | None:
     try:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError):
@@ -72,7 +71,7 @@ def _load(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def _when(data: dict[str, Any], path: Path) -> float:
+def _when(data: dict[str, object], path: Path) -> float:
     for key in ("updated_at", "created_at"):
         try:
             return datetime.fromisoformat(str(data[key])).timestamp()
@@ -81,8 +80,8 @@ def _when(data: dict[str, Any], path: Path) -> float:
     return path.stat().st_mtime  # a `run --json` summary carries no time: the file's
 
 
-def row(d: dict[str, Any]) -> dict[str, Any]:
-    r: dict[str, Any] = {k: d.get(k) for k in FIELDS}
+def row(d: dict[str, object]) -> dict[str, object]:
+    r: dict[str, object] = {k: d.get(k) for k in FIELDS}
     r["cost_known"] = d.get("cost_known", True) is not False
     r["cost_usd"] = r["cost_usd"] if isinstance(r["cost_usd"], int | float) else 0.0
     r["summary"] = str(d.get("summary") or "")
@@ -122,7 +121,7 @@ def _diffstat(repo: Path, base: str, branch: str) -> dict[str, int] | None:
     return {"files": files, "insertions": plus, "deletions": minus}
 
 
-def next_commands(r: dict[str, Any], repo: Path | None, alive: bool) -> dict[str, str]:
+def next_commands(r: dict[str, object], repo: Path | None, alive: bool) -> dict[str, str]:
     """accept (merge the branch), reject (delete it), continue (resume the run): those that apply."""
     status, action, branch = r["status"], r["action"], str(r["branch"] or "")
     out: dict[str, str] = {}

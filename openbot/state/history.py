@@ -67,18 +67,18 @@ class SessionMeta:
     command_count: int = 0
     error: str = ""
     wip_commit: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys from disk, written back untouched
+    extra: dict[str, object] = field(default_factory=dict)  # unknown keys from disk, written back untouched
 
     @property
     def total_tokens(self) -> int:
         return sum(self.tokens.values())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
         return {**self.extra, **d, "tokens": dict(self.tokens)}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SessionMeta:
+    def from_dict(cls, d: dict[str, object]) -> SessionMeta:
         """Build from a metadata.json object; ValueError when a known field has the wrong type."""
         if not isinstance(d, dict):
             raise ValueError("expected a JSON object")

@@ -96,7 +96,7 @@ class Ledger:
             self._compact(entries)
         return entries
 
-    def _append(self, record: dict[str, Any]) -> None:
+    def _append(self, record: dict[str, object]) -> None:
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, json.dumps(record, separators=(",", ":")).encode() + b"\n")

@@ -35,7 +35,7 @@ def dir_number(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _load(path: Path, what: str = "") -> Any:
+def _load(path: Path, what: str = "") -> object:
     """The JSON in `path`; ValueError (with a short reason naming `what`) when it cannot be read as JSON."""
     what = what or path.name
     try:
@@ -78,7 +78,7 @@ def _path(root: Path, name: str) -> Path:
     return root / name / "metadata.json" if dir_number(name) is not None else root / f"{name}.json"
 
 
-def _tokens(raw: Any) -> dict[str, int]:
+def _tokens(raw: object) -> dict[str, int]:
     """openbot's token kinds from a TokenSnapshot: Codex counts cached input inside input_tokens."""
     if raw is None:
         return {}
@@ -102,14 +102,14 @@ def _action(text: str) -> str:
     return "review" if text.startswith("review") else ""
 
 
-def _int(v: Any) -> bool:
+def _int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
 def meta_dict(root: Path, name: str) -> dict[str, Any]:
     """A SessionMeta-shaped dict for one Rust session; damage gives status "unknown" and the reason."""
     path = _path(root, name)
-    base: dict[str, Any] = {
+    base: dict[str, object] = {
         "session_id": name,
         "session_number": dir_number(name) or 0,
         "run_id": "",
@@ -123,7 +123,7 @@ def meta_dict(root: Path, name: str) -> dict[str, Any]:
         return {**base, "status": "unknown", "error": f"damaged Rust openbot record: {e} ({path})"}
 
 
-def _convert(record: Any) -> dict[str, Any]:
+def _convert(record: object) -> dict[str, object]:
     if not isinstance(record, dict):
         raise ValueError("expected a JSON object")
     text = {k: record.get(k) for k in ("started_at", "model", "prompt_summary", "response_summary")}
@@ -136,7 +136,7 @@ def _convert(record: Any) -> dict[str, Any]:
         raise ValueError("field 'session_number', 'duration_secs' or 'command_count' is not an integer")
     if action is not None and not isinstance(action, str):
         raise ValueError(f"field 'action' has the wrong type: {action!r}")
-    out: dict[str, Any] = {k: v for k, v in text.items() if v is not None}
+    out: dict[str, object] = {k: v for k, v in text.items() if v is not None}
     out.update(session_number=number, duration_secs=float(secs), status=STATUS, action=_action(action or ""))
     if action and action != out["action"]:
         out["action_detail"] = action  # the Rust tool's own words, e.g. the review commands
@@ -144,7 +144,7 @@ def _convert(record: Any) -> dict[str, Any]:
     return out
 
 
-def events(root: Path, name: str) -> Iterator[dict[str, Any]]:
+def events(root: Path, name: str) -> Iterator[dict[str, object]]:
     """The session's events as openbot records: deltas joined into messages, running token totals as
     increments, a damaged line as a `notice`. A one-file record has no events (a notice says so)."""
     if dir_number(name) is None:
@@ -207,5 +207,5 @@ def _event(record: dict[str, Any], last: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def _note(message: str) -> dict[str, Any]:
+def _note(message: str) -> dict[str, object]:
     return {"type": "notice", "kind": "legacy", "message": message}

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError, UsageError
@@ -42,7 +41,7 @@ def read_global(bot: str) -> tuple[dict[str, str], list[str]]:
     if cut:
         raise _damaged(path, f"it is larger than {FILE_LIMIT // (1024 * 1024)} MB")
     try:
-        data: Any = json.loads(raw)
+        data: object = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as e:
         raise _damaged(path, f"not valid JSON ({e})") from None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):

@@ -20,7 +20,6 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from openbot import paths
 from openbot.errors import ConfigError, UsageError
@@ -80,7 +79,7 @@ class MemoryStore:
         if cut:
             raise self._corrupt(f"it is larger than {FILE_LIMIT // (1024 * 1024)} MB")
         try:
-            data: Any = loads_strict(raw)
+            data: object = loads_strict(raw)
         except (ValueError, UnicodeDecodeError) as e:
             raise self._corrupt(f"not valid JSON ({e})") from None
         if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):

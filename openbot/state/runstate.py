@@ -73,7 +73,7 @@ class RunRecord:
     # openbot's own check of the work (run/verify.py): None = nothing verified it (no verify commands)
     verified: bool | None = None
     verified_sha: str = ""  # the commit the last passing verification checked out
-    verification: dict[str, Any] = field(default_factory=dict)  # the last verification, as its event says
+    verification: dict[str, object] = field(default_factory=dict)  # the last verification, as its event says
     merge_unverified: bool = False  # the bot lets `merge` apply to unverified work
     repo_root: str = ""  # the user's checkout the run started from ("" outside a repository): the digest
 
@@ -150,7 +150,7 @@ class RunRecord:
             )
 
 
-def _owner_from_place(path: Path, values: dict[str, Any]) -> None:
+def _owner_from_place(path: Path, values: dict[str, object]) -> None:
     """Where a record lives says whose it is: one naming another bot or project would be saved there."""
     up = path.parents
     if len(up) <= 4 or up[1].name != "runs" or up[3].name != "workspaces":
@@ -172,13 +172,13 @@ def _openbot_branch(branch: str) -> bool:
 _SCALARS: dict[str, type | tuple[type, ...]] = {"str": str, "bool": bool, "float": (int, float), "int": int}
 
 
-def _has_type(value: Any, want: str) -> bool:
+def _has_type(value: object, want: str) -> bool:
     """Whether a JSON value fits a RunRecord field's annotation (bool is never an int here)."""
     if want == "int | None":
         return value is None or _has_type(value, "int")
     if want == "bool | None":
         return value is None or isinstance(value, bool)
-    if want == "dict[str, Any]":
+    if want == "dict[str, object]":
         return isinstance(value, dict)
     if want == "list[str]":
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
@@ -189,7 +189,7 @@ def _has_type(value: Any, want: str) -> bool:
     return isinstance(value, _SCALARS[want])
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."
 

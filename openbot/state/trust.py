@@ -87,7 +87,7 @@ class TrustStore:
         """Trusted once, in some earlier version."""
         return subject.key in self.entries
 
-    def add(self, subject: Subject, **about: Any) -> None:
+    def add(self, subject: Subject, **about: object) -> None:
         self.entries[subject.key] = {
             "sha256": subject.sha256,
             "path": str(subject.path),
@@ -107,7 +107,7 @@ class TrustStore:
         write_atomic(self.path, json.dumps(data, indent=2) + "\n")
 
 
-def read_entries(path: Path) -> dict[str, dict[str, Any]]:
+def read_entries(path: Path) -> dict[str, dict[str, object]]:
     """The entries of one trust file; a damaged file is a one-line error, never trust by accident."""
     try:
         data = loads_strict(path.read_bytes())
@@ -128,7 +128,7 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
     return entries
 
 
-def all_stores() -> list[tuple[str, dict[str, dict[str, Any]]]]:
+def all_stores() -> list[tuple[str, dict[str, dict[str, object]]]]:
     """(identity, entries) of every repository with trusted entries, for `openbot trust --list --all`."""
     found = []
     for path in sorted(trust_dir().glob("*.json")):

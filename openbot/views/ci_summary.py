@@ -39,13 +39,13 @@ def _prose(line: str) -> str:
     return "".join([*out, _inert(line[pos:])])
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     """One markdown table cell: pipes escaped, newlines flattened, never empty."""
     text = visible(" ".join(str(value).split())) if value not in (None, "") else "—"
     return _inert(text.replace("\\", "\\\\").replace("|", "\\|"))
 
 
-def code(value: Any) -> str:
+def code(value: object) -> str:
     """Inline code that survives backticks inside the value (a longer fence, as CommonMark allows)."""
     text = visible(" ".join(str(value).split())).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -54,7 +54,7 @@ def code(value: Any) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def _tokens(tokens: Any) -> str:
+def _tokens(tokens: object) -> str:
     if isinstance(tokens, Mapping):
         total = sum(v for v in tokens.values() if isinstance(v, int))
         parts = ", ".join(
@@ -66,7 +66,7 @@ def _tokens(tokens: Any) -> str:
     return cell(tokens)
 
 
-def cost(cost: Any) -> str:
+def cost(cost: object) -> str:
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
     return cell(cost)
@@ -118,7 +118,7 @@ def step_summary_markdown(result: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_step_summary(result: Mapping[str, Any], environ: Mapping[str, str]) -> bool:
+def write_step_summary(result: Mapping[str, object], environ: Mapping[str, str]) -> bool:
     """Append the summary to `$GITHUB_STEP_SUMMARY`; False when it is unset or cannot be written.
 
     A summary that cannot be written must not fail a run whose work is already done, so OSError is

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from openbot.views.escapes import visible
 
@@ -19,7 +18,7 @@ def money(cost: float, known: bool = True, places: int = 4) -> str:
     return f"${cost:.{places}f}" if known else "?"
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     return visible(json.dumps(value, ensure_ascii=False, default=str))
 
 
@@ -42,7 +41,7 @@ class Damaged(Exception):
     """A field of a known event has a value of the wrong type (a hand-edited or damaged record)."""
 
 
-def text(record: Mapping[str, Any], key: str, default: str = "") -> str:
+def text(record: Mapping[str, object], key: str, default: str = "") -> str:
     value = record.get(key)
     if value is None:
         return default  # older records lack newer fields
@@ -51,35 +50,35 @@ def text(record: Mapping[str, Any], key: str, default: str = "") -> str:
     return visible(value)
 
 
-def number(record: Mapping[str, Any], key: str) -> float:
+def number(record: Mapping[str, object], key: str) -> float:
     value = record.get(key)
     if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
         raise Damaged(key)
     return float(value or 0)
 
 
-def integer(record: Mapping[str, Any], key: str) -> int | None:
+def integer(record: Mapping[str, object], key: str) -> int | None:
     value = record.get(key)
     if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
         raise Damaged(key)
     return value
 
 
-def flag(record: Mapping[str, Any], key: str) -> bool:
+def flag(record: Mapping[str, object], key: str) -> bool:
     value = record.get(key)
     if value is not None and not isinstance(value, bool):
         raise Damaged(key)
     return bool(value)
 
 
-def mapping(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+def mapping(record: Mapping[str, object], key: str) -> Mapping[str, object]:
     value = record.get(key)
     if value is not None and not isinstance(value, Mapping):
         raise Damaged(key)
     return value or {}
 
 
-def verified_text(r: Mapping[str, Any]) -> str:
+def verified_text(r: Mapping[str, object]) -> str:
     """openbot's own check of the work, in one line, from a run's `--json` summary (docs/VERIFY.md);
     "" when the bot has no verify commands and merge_unverified is off."""
     loose = (

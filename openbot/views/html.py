@@ -16,7 +16,6 @@ import json
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from openbot.events import read_events
 from openbot.views.escapes import visible
@@ -38,23 +37,23 @@ from openbot.views.transcript import (
 OUTPUT_EXCERPT_CHARS = 20_000  # a page stays readable; the full output is kept beside the session
 
 
-def _e(value: Any) -> str:
+def _e(value: object) -> str:
     return html.escape(visible(str(value)), quote=True)
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def _num(value: Any) -> str:
+def _num(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else _e(value)
 
 
-def _cost(value: Any) -> str:
+def _cost(value: object) -> str:
     return f"${value:.4f}" if isinstance(value, int | float) and not isinstance(value, bool) else _e(value)
 
 
-def _duration(secs: Any) -> str:
+def _duration(secs: object) -> str:
     if not isinstance(secs, int | float) or isinstance(secs, bool):
         return _e(secs)
     minutes, s = divmod(int(round(secs)), 60)
@@ -68,7 +67,7 @@ def _excerpt(text: str) -> str:
     return f"{text[:OUTPUT_EXCERPT_CHARS]}\n… {len(text) - OUTPUT_EXCERPT_CHARS:,} more characters not shown"
 
 
-def _pre(text: Any, title: str, open_: bool = False) -> str:
+def _pre(text: object, title: str, open_: bool = False) -> str:
     """A collapsible block of preformatted, escaped text."""
     return (
         f"<details{' open' if open_ else ''}><summary>{_e(title)}</summary>"
@@ -76,7 +75,7 @@ def _pre(text: Any, title: str, open_: bool = False) -> str:
     )
 
 
-def _tokens(tokens: Any) -> str:
+def _tokens(tokens: object) -> str:
     if not isinstance(tokens, Mapping):
         return _num(tokens)
     total = sum(v for v in tokens.values() if isinstance(v, int))
@@ -84,9 +83,9 @@ def _tokens(tokens: Any) -> str:
     return f"{total:,} ({parts})"
 
 
-def _metadata_rows(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _metadata_rows(meta: Mapping[str, object]) -> list[tuple[str, str]]:
     """(label, already-escaped html) for each metadata field that is present."""
-    fields: list[tuple[str, str, Callable[[Any], str]]] = [
+    fields: list[tuple[str, str, Callable[[object], str]]] = [
         ("status", "Status", _e),
         ("model", "Model", _e),
         ("branch", "Branch", lambda v: f"<code>{_e(v)}</code>"),
@@ -153,7 +152,7 @@ def _token_count(e: Spent) -> tuple[str, str]:
     return "tokens", f"tokens: {kinds} · {_cost(e.cost_usd)} · {_e(e.model)}"
 
 
-def _text(label: str, text: Any) -> str:
+def _text(label: str, text: object) -> str:
     return f'<span class="label">{_e(label)}</span><div class="text">{_e(text)}</div>'
 
 
@@ -214,7 +213,7 @@ def _entry_html(e: Entry) -> str:
     return f'<div class="ev {css}"{anchor}><span class="ts" title="{_e(e.ts)}">{_e(clock)}</span>{body}</div>'
 
 
-def render_session_html(metadata: Mapping[str, Any], events: list[dict[str, Any]]) -> str:
+def render_session_html(metadata: Mapping[str, object], events: list[dict[str, object]]) -> str:
     """The whole page; `metadata` is a session's metadata.json, `events` its events.jsonl records."""
     title = f"openbot session {metadata.get('session_id', '')}".strip()
     rows = "".join(

@@ -194,7 +194,7 @@ class RichView(LiveView):
         shown = tail(self.running_log) if self.running_log else []
         return visible("\n".join([line, *(f"    │ {self.redact(t)}" for t in shown)]))
 
-    def _status_renderable(self) -> Any:
+    def _status_renderable(self) -> object:
         return _StatusLine(self)
 
     def line(self, text: str) -> None:
@@ -241,7 +241,7 @@ class _StatusLine:
     def __init__(self, view: RichView) -> None:
         self.view = view
 
-    def __rich__(self) -> Any:
+    def __rich__(self) -> object:
         from rich.text import Text
 
         return Text(self.view._status_text())

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any
 
 from openbot import events as ev
 from openbot.views.escapes import visible_json
@@ -51,7 +50,7 @@ class JsonlView:
     def line(self, text: str) -> None:
         self.human.line(text)
 
-    def summary(self, fields: dict[str, Any]) -> None:
+    def summary(self, fields: dict[str, object]) -> None:
         """The stream's last line: the run's `--json` summary, typed so a line reader can tell it apart."""
         self.seq += 1
         self._write({"type": SUMMARY_TYPE, "ts": ev.now_iso(), "seq": self.seq, **fields})
@@ -59,7 +58,7 @@ class JsonlView:
     def close(self) -> None:
         self.human.close()
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: dict[str, object]) -> None:
         if self.broken:
             return
         line = visible_json(self.redact(json.dumps(record, ensure_ascii=False))) + "\n"

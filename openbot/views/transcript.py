@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openbot.views.escapes import visible
 from openbot.views.fields import Damaged as _Damaged
@@ -81,7 +81,7 @@ class Called(Entry):
     """A tool call; `input` is as the model sent it (use `gist` or `input_json` to show it)."""
 
     tool: str
-    input: Mapping[str, Any]
+    input: Mapping[str, object]
 
     @property
     def gist(self) -> str:
@@ -112,7 +112,7 @@ class Consulted(Entry):
 
     server: str
     tool: str
-    arguments: Mapping[str, Any]
+    arguments: Mapping[str, object]
     is_error: bool
     duration_ms: float = 0.0
     output: str = ""
@@ -136,7 +136,7 @@ class Happened(Entry):
     kind: str
     label: str
     text: str
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ class Other(Entry):
     """A record of a type this version does not know, or a damaged one; shown as its fields."""
 
     type: str
-    fields: Mapping[str, Any]
+    fields: Mapping[str, object]
     damaged: bool = False
 
     @property
@@ -182,7 +182,7 @@ class Other(Entry):
         return f"[damaged {self.type} event, seq {'?' if self.seq is None else self.seq}]"
 
 
-def _ran(r: Mapping[str, Any], done: bool) -> Ran:
+def _ran(r: Mapping[str, object], done: bool) -> Ran:
     return Ran(
         _s(r, "command"),
         done=done,
@@ -196,7 +196,7 @@ def _ran(r: Mapping[str, Any], done: bool) -> Ran:
     )
 
 
-def _boundary(r: Mapping[str, Any], kind: str) -> Boundary:
+def _boundary(r: Mapping[str, object], kind: str) -> Boundary:
     outcome = {"session_ended": "status", "turn_completed": "stop_reason", "turn_aborted": "reason"}
     return Boundary(
         kind,
@@ -210,12 +210,12 @@ def _boundary(r: Mapping[str, Any], kind: str) -> Boundary:
     )
 
 
-def _spent(r: Mapping[str, Any]) -> Spent:
+def _spent(r: Mapping[str, object]) -> Spent:
     tokens = {k: _i(r, k) or 0 for k in ("input", "output", "cache_read", "cache_write")}
     return Spent(_s(r, "model"), tokens, _n(r, "cost_usd"), r.get("cost_known") is not False)
 
 
-def _verification(r: Mapping[str, Any]) -> Happened:
+def _verification(r: Mapping[str, object]) -> Happened:
     """openbot's own check of the work (`verification`): label "passed" or "failed"."""
     passed, sha = _b(r, "passed"), _s(r, "sha")[:12] or "?"
     attempt = f"attempt {_i(r, 'attempt')} of {_i(r, 'attempts')}"
@@ -226,7 +226,7 @@ def _verification(r: Mapping[str, Any]) -> Happened:
     return Happened("verification", "passed" if passed else "failed", text, _fields(r))
 
 
-def _parse(r: Mapping[str, Any], kind: str) -> Entry:
+def _parse(r: Mapping[str, object], kind: str) -> Entry:
     match kind:
         case "message" | "text_delta":
             return Said(_s(r, "role", "assistant"), _s(r, "text"), streamed=kind == "text_delta")
@@ -266,11 +266,11 @@ def _parse(r: Mapping[str, Any], kind: str) -> Entry:
     return Other(kind, _fields(r))
 
 
-def _fields(record: Mapping[str, Any]) -> dict[str, Any]:
+def _fields(record: Mapping[str, object]) -> dict[str, object]:
     return {k: v for k, v in record.items() if k not in ("type", "ts", "seq")}
 
 
-def entry(record: Mapping[str, Any]) -> Entry:
+def entry(record: Mapping[str, object]) -> Entry:
     """One events.jsonl record as an entry. A record of a known type with a field of the wrong type is
     shown as damaged (`Other` with `damaged`), never guessed at and never an error."""
     kind, ts, seq = record.get("type"), record.get("ts"), record.get("seq")
@@ -285,7 +285,7 @@ def entry(record: Mapping[str, Any]) -> Entry:
     )
 
 
-def entries(records: Iterable[Mapping[str, Any]]) -> list[Entry]:
+def entries(records: Iterable[Mapping[str, object]]) -> list[Entry]:
     return [entry(r) for r in records if isinstance(r, Mapping)]
 
 

@@ -23,7 +23,7 @@ class ToolSpec:
     description: str
     input_schema: dict[str, Any]
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> dict[str, object]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
 

@@ -75,7 +75,7 @@ def _store(facts: ModelFacts) -> None:
         pass  # a cache that cannot be written only costs a lookup next time
 
 
-def lookup(model: str, client: Any = None) -> ModelFacts:
+def lookup(model: str, client: object = None) -> ModelFacts:
     """The model's facts; UsageError (exit 2) when the API does not know the model or it is retired."""
     facts = _cached(model)
     if facts is None:
@@ -140,18 +140,18 @@ def _unchecked(model: str) -> ModelFacts:
     return ModelFacts(model, known=False)
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     return str(value) if value else None
 
 
-def _supports_compaction(info: dict[str, Any]) -> bool:
+def _supports_compaction(info: dict[str, object]) -> bool:
     context = _get(_get(info, "capabilities"), "context_management")
     return bool(_get(context, "supported") and _get(_get(context, "compact_20260112"), "supported"))
 
 
-def _get(value: Any, key: str) -> Any:
+def _get(value: object, key: str) -> object:
     return value.get(key) if isinstance(value, dict) else None

@@ -23,7 +23,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, Usage
 from openbot.agent.models.outage import ApiUnavailable
@@ -102,7 +101,7 @@ class FallbackModel:
 
     def _ask(self, link: _Link, request: ModelRequest, sink: EventSink, probe: bool) -> ModelReply:
         """One call; a probe of a model that failed before makes one attempt, without waiting."""
-        backend: Any = link.backend
+        backend: object = link.backend
         if not probe or not hasattr(backend, "max_attempts"):
             return link.backend.complete(request, sink)
         saved = backend.max_attempts

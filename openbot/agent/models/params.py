@@ -18,7 +18,7 @@ stays append-only.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 from openbot.agent.models.base import ModelOptions, ModelRequest
 from openbot.config.keys import BotConfig
@@ -34,7 +34,7 @@ def cache_marker(ttl: str) -> CacheControl:
     return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
 
 
-def thinking_param(thinking: str, max_tokens: int) -> dict[str, Any] | None:
+def thinking_param(thinking: str, max_tokens: int) -> dict[str, object] | None:
     """The `thinking` kwarg for the option's value, or None to leave the model's default."""
     if not thinking:
         return None
@@ -46,11 +46,11 @@ def thinking_param(thinking: str, max_tokens: int) -> dict[str, Any] | None:
     return {"type": "enabled", "budget_tokens": budget}
 
 
-def build_params(model: str, request: ModelRequest, options: ModelOptions | None = None) -> dict[str, Any]:
+def build_params(model: str, request: ModelRequest, options: ModelOptions | None = None) -> dict[str, object]:
     """The `messages.stream` kwargs for `request`, with cache breakpoints on copies of its data."""
     opts = options or ModelOptions()
     marker = cache_marker(opts.cache_ttl)
-    params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens}
+    params: dict[str, object] = {"model": model, "max_tokens": request.max_tokens}
     if request.tools:
         tools = [t.to_api() for t in request.tools]
         tools[-1] = {**tools[-1], "cache_control": dict(marker)}

@@ -32,7 +32,7 @@ from openbot.events import EventSink, TextDelta
 from openbot.state.messages import Block, Message, blocks_of, text_block
 
 
-def _estimate_tokens(obj: Any) -> int:
+def _estimate_tokens(obj: object) -> int:
     # Counted like the API would bill it: non-ASCII text costs more than one token a character.
     return max(1, len(json.dumps(obj)) // 4)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from openbot.agent.models.base import ToolSpec
 from openbot.events import EventSink, NullSink
@@ -51,4 +51,4 @@ class ToolFailed(Exception):
 class Tool(Protocol):
     spec: ToolSpec
 
-    def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput: ...
+    def run(self, input: dict[str, object], ctx: ToolContext, tool_use_id: str) -> ToolOutput: ...

@@ -46,7 +46,7 @@ SPEC = ToolSpec(
 class SessionHistoryTool:
     spec = SPEC
 
-    def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
+    def run(self, input: dict[str, object], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
         if ctx.history is None:
             raise ToolFailed("session history is not available in this session")
         if input["action"] == "list":

@@ -49,7 +49,7 @@ def tool_specs(tools: list[Tool]) -> list[ToolSpec]:
     return [tool.spec for tool in tools]
 
 
-def _type_ok(value: Any, type_name: str) -> bool:
+def _type_ok(value: object, type_name: str) -> bool:
     if isinstance(value, bool) and type_name != "boolean":
         return False  # JSON true is not the number 1
     return isinstance(value, _TYPES.get(type_name, (object,)))

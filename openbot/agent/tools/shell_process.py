@@ -136,7 +136,7 @@ class _Run:
             return -1.0  # sent: not again
         return killed_at
 
-    def pump(self, deadline: float, cancel: Any) -> None:
+    def pump(self, deadline: float, cancel: object) -> None:
         """Until the command has exited and its output is closed (or DRAIN_SECS after the exit). The
         selector wakes on output and, through a pidfd, on the exit itself: no polling delay."""
         assert self.proc.stdout is not None

@@ -30,10 +30,10 @@ if TYPE_CHECKING:
 class Spare:
     proc: subprocess.Popen[bytes]
     command_fd: int  # the write end of the pipe the launcher waits on
-    key: tuple[Any, ...]
+    key: tuple[object, ...]
 
 
-def _key(policy: SandboxPolicy, cwd: Path) -> tuple[Any, ...]:
+def _key(policy: SandboxPolicy, cwd: Path) -> tuple[object, ...]:
     return (policy, str(cwd))
 
 

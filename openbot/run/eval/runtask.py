@@ -47,9 +47,9 @@ class TaskResult:
     error: str = ""  # why the task did not run or could not be checked
     check_output: str = ""
     summary: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -88,7 +88,7 @@ def run_task(task: Task, bot: str, workdir: Path, run_args: tuple[str, ...] = ()
 
 def _openbot_run(
     task: Task, bot: str, repo: Path, home: Path, log: Path, run_args: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, int]]:
+) -> tuple[dict[str, object], dict[str, int]]:
     """`openbot run` in the task's repository; returns its summary record and event counts."""
     argv = [sys.executable, "-m", "openbot", "run", bot, "--prompt", task.prompt, "--output", "jsonl"]
     argv += [*task.limits.run_flags(), *run_args]
@@ -96,7 +96,7 @@ def _openbot_run(
     limit = task.limits.max_minutes
     timeout = limit * 60 + GRACE_SECS if limit is not None else None
     counts = {"token_count": 0, "tool_call": 0}
-    summary: dict[str, Any] = {}
+    summary: dict[str, object] = {}
     with log.open("w") as stderr:
         proc = subprocess.Popen(
             argv,
@@ -121,7 +121,7 @@ def _openbot_run(
     return summary, counts
 
 
-def _records(stream: IO[str]) -> Iterator[dict[str, Any]]:
+def _records(stream: IO[str]) -> Iterator[dict[str, object]]:
     for line in stream:
         try:
             record = json.loads(line)
@@ -158,7 +158,7 @@ def _take_summary(result: TaskResult, summary: dict[str, Any], counts: dict[str,
     result.verified = _verified(summary)
 
 
-def _verified(summary: dict[str, Any]) -> str:
+def _verified(summary: dict[str, object]) -> str:
     """The run's own verification word (issue 24: a `verify` command's outcome), when it reports one."""
     status = str(summary.get("status") or "")
     if status in ("verified", "unverified"):

@@ -95,7 +95,7 @@ def load_suite(path: Path) -> Suite:
     return Suite(bot, tasks)
 
 
-def _task(path: Path, index: int, raw: dict[str, Any], defaults: dict[str, Any]) -> Task:
+def _task(path: Path, index: int, raw: dict[str, object], defaults: dict[str, object]) -> Task:
     where = f"task {index + 1}"
     _check_keys(path, where, raw, TASK_KEYS)
     name = _str(path, where, raw, "name", default=f"task-{index + 1}")
@@ -146,7 +146,7 @@ def _limits(path: Path, where: str, raw: dict[str, Any]) -> Limits:
     return Limits(**values)
 
 
-def _str(path: Path, where: str, raw: dict[str, Any], key: str, default: str | None = None) -> str:
+def _str(path: Path, where: str, raw: dict[str, object], key: str, default: str | None = None) -> str:
     value = raw.get(key, default)
     if value is None:
         raise ConfigError(f"{path}: {where} has no {key!r}", hint=f'add {key} = "..."')
@@ -155,13 +155,13 @@ def _str(path: Path, where: str, raw: dict[str, Any], key: str, default: str | N
     return value
 
 
-def _table(path: Path, value: object, where: str) -> dict[str, Any]:
+def _table(path: Path, value: object, where: str) -> dict[str, object]:
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: {where} must be a table")
     return value
 
 
-def _check_keys(path: Path, where: str, raw: dict[str, Any], known: tuple[str, ...]) -> None:
+def _check_keys(path: Path, where: str, raw: dict[str, object], known: tuple[str, ...]) -> None:
     unknown = sorted(set(raw) - set(known))
     if unknown:
         raise ConfigError(f"{path}: {where}: unknown key {unknown[0]!r}", hint=f"known: {', '.join(known)}")

@@ -29,7 +29,7 @@ def trigger(body: dict[str, Any]) -> int | None:
     return None
 
 
-def missing_beta(body: dict[str, Any], headers: dict[str, str]) -> str:
+def missing_beta(body: dict[str, object], headers: dict[str, str]) -> str:
     """The 400 for a compaction edit sent without its beta header (the API's words), or ""."""
     if trigger(body) is None:
         return ""

@@ -40,7 +40,7 @@ class Reply:
     error_type: str = "overloaded_error"
     stall_secs: float = 5.0
     thinking: str = ""
-    stop_details: dict[str, Any] | None = None
+    stop_details: dict[str, object] | None = None
     partial_json: str | None = None
 
 
@@ -54,7 +54,7 @@ class HttpError:
 
 def reply(
     text: str = "",
-    tool_calls: list[dict[str, Any]] | None = None,
+    tool_calls: list[dict[str, object]] | None = None,
     *,
     usage: dict[str, int] | None = None,
     stop_reason: str = "",
@@ -62,7 +62,7 @@ def reply(
 ) -> Reply:
     """A reply of a text block and tool_use blocks (`{"name", "input", "id"?}`), after a thinking block
     when `thinking` is given."""
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    blocks: list[dict[str, object]] = [{"type": "text", "text": text}] if text else []
     for n, call in enumerate(tool_calls or []):
         blocks.append(
             {
@@ -82,7 +82,7 @@ def thinking_only(thinking: str = "Let me think about this.", stop_reason: str =
 
 def refusal(
     text: str = "I can",
-    tool_calls: list[dict[str, Any]] | None = None,
+    tool_calls: list[dict[str, object]] | None = None,
     *,
     category: str | None = "cyber",
     explanation: str | None = "This request could enable cyber harm.",
@@ -93,7 +93,7 @@ def refusal(
     return r
 
 
-def cut_at_max_tokens(text: str, call: dict[str, Any], keep_chars: int, *, thinking: str = "") -> Reply:
+def cut_at_max_tokens(text: str, call: dict[str, object], keep_chars: int, *, thinking: str = "") -> Reply:
     """A reply that hit `max_tokens` inside a tool call: only the first `keep_chars` of its input JSON
     were generated (the SDK parses such a prefix in partial mode into an input missing keys)."""
     import json
@@ -110,7 +110,7 @@ def invalid_tool_json(call_name: str = "shell", raw: str = '{"command": "ls" "-l
     return r
 
 
-def _doomed_partial() -> list[dict[str, Any]]:
+def _doomed_partial() -> list[dict[str, object]]:
     # A half-sent tool call: a client that ran it before the reply was complete would be wrong.
     return reply(
         "This partial reply must be discarded.",

@@ -27,7 +27,7 @@ from openbot.testing.fakeapi.script import HttpError, Reply
 class Recorded:
     path: str
     headers: dict[str, str]
-    body: dict[str, Any]
+    body: dict[str, object]
     raw: bytes
 
 
@@ -60,7 +60,7 @@ class FakeAnthropic:
         return len(self._queue)
 
     @property
-    def bodies(self) -> list[dict[str, Any]]:
+    def bodies(self) -> list[dict[str, object]]:
         """Bodies of the Messages calls (count_tokens and Models API calls excluded)."""
         return [r.body for r in self.requests if r.path.split("?")[0] == "/v1/messages"]
 
@@ -138,7 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # chunked bodies, so a cut connection is a protocol error
     disable_nagle_algorithm = True
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def do_GET(self) -> None:

@@ -14,7 +14,7 @@ BINDING_BETA = "thinking-binding-controls-2026-08-01"  # what `drop_block` needs
 DEFAULT_WINDOW = 1_000_000
 
 
-def _context_management(compaction: bool) -> dict[str, Any]:
+def _context_management(compaction: bool) -> dict[str, object]:
     """`capabilities.context_management` (anthropic/types/context_management_capability.py)."""
     return {
         "context_management": {
@@ -27,7 +27,7 @@ def _context_management(compaction: bool) -> dict[str, Any]:
 
 
 # The Models API's `ModelInfo` (anthropic/types/model_info.py) for the names tests use.
-MODELS: dict[str, dict[str, Any]] = {
+MODELS: dict[str, dict[str, object]] = {
     "claude-sonnet-5-5": {
         "max_input_tokens": 1_000_000,
         "max_tokens": 128_000,
@@ -56,7 +56,7 @@ MODELS: dict[str, dict[str, Any]] = {
 }
 
 
-def model_info(model_id: str, entry: dict[str, Any]) -> dict[str, Any]:
+def model_info(model_id: str, entry: dict[str, object]) -> dict[str, object]:
     return {
         "type": "model",
         "id": model_id,
@@ -68,11 +68,11 @@ def model_info(model_id: str, entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def canon(obj: Any) -> str:
+def canon(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def strip_marker(block: Any) -> Any:
+def strip_marker(block: object) -> object:
     return {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, dict) else block
 
 
@@ -97,7 +97,7 @@ def cache_segments(body: dict[str, Any]) -> list[tuple[str, bool]]:
     return segs
 
 
-def count_breakpoints(body: dict[str, Any]) -> int:
+def count_breakpoints(body: dict[str, object]) -> int:
     """Explicit `cache_control` blocks, plus one for the top-level kwarg."""
     explicit = cache_segments({**body, "cache_control": None})
     return sum(marked for _, marked in explicit) + (1 if body.get("cache_control") else 0)
@@ -107,7 +107,7 @@ def tokens(chars: int) -> int:
     return chars // 4
 
 
-def prompt_tokens(body: dict[str, Any]) -> int:
+def prompt_tokens(body: dict[str, object]) -> int:
     """The fake tokenizer: characters of the canonical request / 4."""
     return tokens(sum(len(text) + 1 for text, _ in cache_segments(body)))
 
@@ -140,7 +140,7 @@ def unbound_blocks(body: dict[str, Any]) -> list[str]:
     ]
 
 
-def bad_signature(body: dict[str, Any]) -> str:
+def bad_signature(body: dict[str, object]) -> str:
     """The API's 400 message when a thinking block comes back in a conversation it was not made in."""
     where = unbound_blocks(body)
     if not where:
@@ -184,7 +184,7 @@ def stop_reason(item: Reply) -> str:
     )
 
 
-def message(item: Reply, body: dict[str, Any], usage: dict[str, int]) -> dict[str, Any]:
+def message(item: Reply, body: dict[str, object], usage: dict[str, int]) -> dict[str, object]:
     return {
         "id": "msg_fake",
         "type": "message",
@@ -213,7 +213,7 @@ def _block_events(block: dict[str, Any], raw_json: str | None, size: int) -> tup
         delta = {"type": "compaction_delta", "content": block["content"], "encrypted_content": None}
         return {"type": "compaction", "content": None, "encrypted_content": None}, [delta]
     if block["type"] == "thinking":
-        deltas: list[Any] = [
+        deltas: list[object] = [
             {"type": "thinking_delta", "thinking": p} for p in _split(block["thinking"], size)
         ]
         deltas.append({"type": "signature_delta", "signature": block["signature"]})
@@ -224,12 +224,14 @@ def _block_events(block: dict[str, Any], raw_json: str | None, size: int) -> tup
     return opening, deltas + [{"type": "citations_delta", "citation": c} for c in cites]
 
 
-def sse_events(item: Reply, body: dict[str, Any], usage: dict[str, int], size: int) -> list[tuple[str, Any]]:
+def sse_events(
+    item: Reply, body: dict[str, object], usage: dict[str, int], size: int
+) -> list[tuple[str, object]]:
     start = {**message(item, body, {**usage, "output_tokens": 1}), "content": [], "stop_reason": None}
     start["stop_details"] = None
     if drop_block(body):  # what the API dropped (the shape is assumed: the docs name the array only)
         start["input_transformations"] = [{"type": "drop_block", "path": p} for p in unbound_blocks(body)]
-    events: list[tuple[str, Any]] = [
+    events: list[tuple[str, object]] = [
         ("message_start", {"type": "message_start", "message": start}),
         ("ping", {"type": "ping"}),
     ]

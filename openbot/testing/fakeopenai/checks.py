@@ -75,11 +75,11 @@ def chat_problem(body: dict[str, Any]) -> str:
     return ""
 
 
-def listed(model_id: str, extra: dict[str, Any]) -> dict[str, Any]:
+def listed(model_id: str, extra: dict[str, object]) -> dict[str, object]:
     """A model as `GET /v1/models` lists it (with its extra fields, e.g. vLLM's `max_model_len`)."""
     shown = {k: v for k, v in extra.items() if k != "tools"}
     return {"id": model_id, "object": "model", "created": 1_700_000_000, "owned_by": "fake", **shown}
 
 
-def canon(obj: Any) -> str:
+def canon(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

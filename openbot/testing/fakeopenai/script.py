@@ -36,7 +36,7 @@ class Reply:
     `reasoning_key` deltas; `keepalive` sends an SSE comment between chunks."""
 
     text: str = ""
-    calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "input", "id"?}
+    calls: list[dict[str, object]] = field(default_factory=list)  # {"name", "input", "id"?}
     reasoning: str = ""  # a reasoning item's summary (Responses only); its encrypted content is the server's
     usage: dict[str, int] | None = None  # {"input", "output", "cached"} overrides the simulation
     fail: str = ""  # "" | error_event | cut | stall | truncate | pings
@@ -62,7 +62,7 @@ class HttpError:
     headers: dict[str, str] = field(default_factory=lambda: {"retry-after-ms": "1"})
 
 
-def reply(text: str = "", calls: list[dict[str, Any]] | None = None, *, reasoning: str = "") -> Reply:
+def reply(text: str = "", calls: list[dict[str, object]] | None = None, *, reasoning: str = "") -> Reply:
     """Text and function calls (`{"name", "input", "id"?}`), after a reasoning item when given."""
     return Reply(text, list(calls or []), reasoning)
 
@@ -111,7 +111,7 @@ def malformed(name: str = "shell", raw: str = '{"command": "ls" "-la"}') -> Repl
     return Reply("", [{"name": name, "input": {}}], raw_arguments=raw)
 
 
-def _doomed() -> list[dict[str, Any]]:
+def _doomed() -> list[dict[str, object]]:
     # A half-sent tool call: a client that ran it before the reply was complete would be wrong.
     return [{"name": "shell", "input": {"command": "echo partial"}, "id": "call_partial"}]
 

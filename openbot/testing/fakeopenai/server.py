@@ -30,7 +30,7 @@ Item = Reply | HttpError
 class Recorded:
     path: str
     headers: dict[str, str]  # names in lower case
-    body: dict[str, Any]
+    body: dict[str, object]
 
 
 @dataclass
@@ -39,7 +39,7 @@ class FakeOpenAI:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)  # id → extra fields of its listing
     chunk_chars: int = 6  # size of text / argument fragments
     window: int | None = None  # tokens (characters / 4) a prompt may have, for every model
-    respond: Callable[[dict[str, Any]], Item | None] | None = None  # answers before the script does
+    respond: Callable[[dict[str, object]], Item | None] | None = None  # answers before the script does
     requests: list[Recorded] = field(default_factory=list)
     overcalled: bool = False
     send_usage: bool = True  # False: no usage chunk even when asked (as some local servers do)
@@ -65,7 +65,7 @@ class FakeOpenAI:
         return f"http://{host!s}:{port}/v1"
 
     @property
-    def bodies(self) -> list[dict[str, Any]]:
+    def bodies(self) -> list[dict[str, object]]:
         """Bodies of the model calls (listing calls excluded)."""
         return [r.body for r in self.requests if r.path.endswith(("/responses", "/chat/completions"))]
 
@@ -101,11 +101,11 @@ class FakeOpenAI:
         head = checks.canon([body.get("model"), body.get("instructions"), body.get("tools")])
         return [head, *(checks.canon(i) for i in body.get("input") or body.get("messages") or [])]
 
-    def prompt_tokens(self, body: dict[str, Any]) -> int:
+    def prompt_tokens(self, body: dict[str, object]) -> int:
         """The fake tokenizer: characters of the canonical request / 4."""
         return sum(len(seg) + 1 for seg in self.segments(body)) // 4
 
-    def simulate_usage(self, body: dict[str, Any]) -> tuple[int, int]:
+    def simulate_usage(self, body: dict[str, object]) -> tuple[int, int]:
         """(prompt tokens, cached tokens): characters / 4, and the longest prefix of items seen before
         (OpenAI caches prefixes automatically; the 1024-token minimum is not simulated)."""
         h, chars, hit, prefixes = hashlib.sha256(), 0, 0, []
@@ -138,7 +138,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # chunked bodies, so a cut connection is a protocol error
     disable_nagle_algorithm = True
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def do_GET(self) -> None:
@@ -201,7 +201,7 @@ class _Handler(BaseHTTPRequestHandler):
             return too_long(window, size + asked)
         return None
 
-    def _usage(self, item: Reply, body: dict[str, Any], out_chars: int) -> tuple[int, int, int]:
+    def _usage(self, item: Reply, body: dict[str, object], out_chars: int) -> tuple[int, int, int]:
         prompt, cached = self.api.simulate_usage(body)
         output = max(1, out_chars // 4)
         if item.usage:
@@ -228,7 +228,7 @@ class _Handler(BaseHTTPRequestHandler):
             item, frames, f"event: error\ndata: {json.dumps({**error, 'sequence_number': len(frames)})}\n\n"
         )
 
-    def _chat(self, item: Reply, body: dict[str, Any]) -> None:
+    def _chat(self, item: Reply, body: dict[str, object]) -> None:
         out_chars = len(item.text) + sum(len(wire_chat.arguments(item, i)) for i in range(len(item.calls)))
         usage = wire_chat.usage(*self._usage(item, body, out_chars))
         if not body.get("stream"):
@@ -277,14 +277,14 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a read timeout, a budget): nothing left to tell it
 
-    def _dumps(self, obj: Any) -> str:
+    def _dumps(self, obj: object) -> str:
         return json.dumps(obj, ensure_ascii=self.api.ascii_only)
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
-    def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+    def _json(self, status: int, obj: object, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(obj).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")

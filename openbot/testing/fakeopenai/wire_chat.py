@@ -14,7 +14,7 @@ def _split(s: str, size: int) -> list[str]:
     return [s[i : i + size] for i in range(0, len(s), size)] or [""]
 
 
-def call_id(call: dict[str, Any], n: int) -> str:
+def call_id(call: dict[str, object], n: int) -> str:
     return str(call.get("id") or f"call_fake_{n}")
 
 
@@ -31,7 +31,7 @@ def finish_reason(item: Reply) -> str | None:
     return item.finish or ("tool_calls" if item.calls else "stop")
 
 
-def _chunk(model: str, delta: dict[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
+def _chunk(model: str, delta: dict[str, object] | None, finish: str | None = None) -> dict[str, object]:
     choices = (
         [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
     )
@@ -45,8 +45,8 @@ def _chunk(model: str, delta: dict[str, Any] | None, finish: str | None = None) 
     }
 
 
-def _call_deltas(item: Reply, size: int) -> list[dict[str, Any]]:
-    deltas: list[dict[str, Any]] = []
+def _call_deltas(item: Reply, size: int) -> list[dict[str, object]]:
+    deltas: list[dict[str, object]] = []
     for n, call in enumerate(item.calls):
         args: Any = arguments(item, n)
         if item.object_arguments:
@@ -92,7 +92,7 @@ def chunks(item: Reply, body: dict[str, Any], usage: dict[str, Any], size: int) 
     return out
 
 
-def completion(item: Reply, body: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+def completion(item: Reply, body: dict[str, object], usage: dict[str, object]) -> dict[str, object]:
     """A non-streamed `chat.completion` (the backend always streams; kept for SDK calls that do not)."""
     calls = [
         {
@@ -113,7 +113,7 @@ def completion(item: Reply, body: dict[str, Any], usage: dict[str, Any]) -> dict
     }
 
 
-def usage(prompt: int, output: int, cached: int) -> dict[str, Any]:
+def usage(prompt: int, output: int, cached: int) -> dict[str, object]:
     return {
         "prompt_tokens": prompt,
         "completion_tokens": output,

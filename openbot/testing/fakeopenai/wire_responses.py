@@ -15,7 +15,9 @@ from openbot.testing.fakeopenai.script import Reply
 from openbot.testing.fakeopenai.wire_chat import _split, arguments, call_id
 
 
-def response(body: dict[str, Any], status: str, output: list[dict[str, Any]], usage: Any) -> dict[str, Any]:
+def response(
+    body: dict[str, object], status: str, output: list[dict[str, object]], usage: object
+) -> dict[str, object]:
     """The `Response` object (fields as in the SDK's own test fixture RESPONSE_BODY)."""
     reason = None
     if status == "incomplete":
@@ -46,9 +48,9 @@ def response(body: dict[str, Any], status: str, output: list[dict[str, Any]], us
     }
 
 
-def output_items(item: Reply, encrypted: str | None, n_request: int) -> list[dict[str, Any]]:
+def output_items(item: Reply, encrypted: str | None, n_request: int) -> list[dict[str, object]]:
     """The finished output items: reasoning, a message (text or refusal), function calls."""
-    items: list[dict[str, Any]] = []
+    items: list[dict[str, object]] = []
     if item.reasoning:
         summary = [{"type": "summary_text", "text": item.reasoning}]
         items.append(
@@ -60,7 +62,7 @@ def output_items(item: Reply, encrypted: str | None, n_request: int) -> list[dic
             }
         )
     if item.text or item.refusal:
-        part: dict[str, Any] = (
+        part: dict[str, object] = (
             {"type": "refusal", "refusal": item.refusal}
             if item.refusal
             else {"type": "output_text", "text": item.text, "annotations": []}
@@ -91,7 +93,7 @@ def _item_events(index: int, done: dict[str, Any], size: int) -> list[dict[str, 
         opening = {**done, "status": "in_progress", "content": []}
     else:
         opening = {**done, "arguments": "", "status": "in_progress"}
-    events: list[dict[str, Any]] = [
+    events: list[dict[str, object]] = [
         {"type": "response.output_item.added", "output_index": index, "item": opening}
     ]
     where = {"item_id": done["id"], "output_index": index}
@@ -122,8 +124,8 @@ def _item_events(index: int, done: dict[str, Any], size: int) -> list[dict[str, 
 
 
 def events(
-    item: Reply, body: dict[str, Any], usage: dict[str, Any], items: list[dict[str, Any]], size: int
-) -> list[dict[str, Any]]:
+    item: Reply, body: dict[str, object], usage: dict[str, object], items: list[dict[str, object]], size: int
+) -> list[dict[str, object]]:
     out = [
         {"type": "response.created", "response": response(body, "in_progress", [], None)},
         {"type": "response.in_progress", "response": response(body, "in_progress", [], None)},
@@ -141,7 +143,7 @@ def events(
     return [{**e, "sequence_number": n} for n, e in enumerate(out)]
 
 
-def usage(prompt: int, output: int, cached: int) -> dict[str, Any]:
+def usage(prompt: int, output: int, cached: int) -> dict[str, object]:
     return {
         "input_tokens": prompt,
         "input_tokens_details": {"cached_tokens": cached},

@@ -134,7 +134,7 @@ class AnthropicModel:
             sink,
         )
 
-    def _params(self, request: ModelRequest) -> dict[str, Any]:
+    def _params(self, request: ModelRequest) -> dict[str, object]:
         """The request's params, built afresh for each attempt with the fixes in force (recover.py)."""
         room = self.fixes.max_tokens
         if room is not None and request.max_tokens > room:
@@ -142,7 +142,7 @@ class AnthropicModel:
         return applied(build_params(self.model, request, self.options), self.fixes)
 
     def _attempt(
-        self, params: dict[str, Any], sink: EventSink, billed: Usage, patience: Patience
+        self, params: dict[str, object], sink: EventSink, billed: Usage, patience: Patience
     ) -> ModelReply:
         """One streamed call; `billed` follows the usage the API reports, so a broken stream still counts."""
         left = patience.remaining()
@@ -183,7 +183,7 @@ class AnthropicModel:
             stop_details=message.get("stop_details") or None,
         )
 
-    def _dropped(self, transformations: Any, sink: EventSink) -> None:
+    def _dropped(self, transformations: object, sink: EventSink) -> None:
         """Say once what the API dropped under `drop_block` (again only when that changes)."""
         if not isinstance(transformations, list) or len(transformations) == self.fixes.dropped_seen:
             return

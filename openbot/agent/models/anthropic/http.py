@@ -27,7 +27,7 @@ from openbot.agent.models import sse
 API_VERSION = "2026-10-21"  # the SDK's ANTHROPIC_API_VERSION (anthropic 2.12)
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 CONNECT_TIMEOUT_SECS = 5.0  # the SDK's default
-PING: dict[str, Any] = {"type": "ping"}
+PING: dict[str, object] = {"type": "ping"}
 
 
 KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # the SDK's order: a key wins over a token
@@ -71,7 +71,7 @@ class Connection:
             "accept": "application/json",
             "user-agent": f"openbot/{__version__}",
         }
-        self._client: Any = None
+        self._client: object = None
         self._warming: threading.Thread | None = None
 
     def warm(self) -> None:
@@ -87,7 +87,7 @@ class Connection:
         except Exception:  # noqa: BLE001 (raised again where the client is first used)
             pass
 
-    def _new_client(self) -> Any:
+    def _new_client(self) -> object:
         if self._client is None:
             import httpx2
 
@@ -102,7 +102,7 @@ class Connection:
         return self._new_client()
 
     def stream(
-        self, path: str, body: dict[str, Any], *, timeout: float, betas: Sequence[str]
+        self, path: str, body: dict[str, object], *, timeout: float, betas: Sequence[str]
     ) -> Iterator[dict[str, Any]]:
         """The events of a streamed call, each a decoded `data:` object, as they arrive; a `ping` or an
         SSE comment is `PING`. Lines split on CR/LF only, as the SDK splits them (see `sse`)."""
@@ -131,7 +131,7 @@ class Connection:
         self,
         method: str,
         path: str,
-        body: dict[str, Any] | None = None,
+        body: dict[str, object] | None = None,
         *,
         timeout: float,
         betas: Sequence[str] = (),
@@ -143,7 +143,7 @@ class Connection:
         value = response.json()
         return value if isinstance(value, dict) else {}
 
-    def _request(self, method: str, path: str, body: Any, timeout: float, betas: Sequence[str]) -> Any:
+    def _request(self, method: str, path: str, body: object, timeout: float, betas: Sequence[str]) -> object:
         import httpx2
 
         headers = dict(self._headers)  # `accept: application/json` on streams too, as the SDK sends
@@ -171,7 +171,7 @@ def _base(base_url: str | None) -> str:
     return (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
 
-def _body(text: str) -> Any:
+def _body(text: str) -> object:
     try:
         return json.loads(text)
     except ValueError:

@@ -68,7 +68,7 @@ def applied(params: dict[str, Any], fixes: Fixes) -> dict[str, Any]:
     return params
 
 
-def _unthought(message: dict[str, Any]) -> dict[str, Any]:
+def _unthought(message: dict[str, object]) -> dict[str, object]:
     content = message.get("content")
     if message.get("role") != "assistant" or not isinstance(content, list):
         return message

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
 
 from openbot.agent.models.base import ModelOptions, ModelReply, ModelRequest, Usage, with_room
 from openbot.agent.models.openai.endpoint import CallSettings, Endpoint
@@ -63,10 +62,10 @@ class OpenAIModel:
         self.max_attempts = max_attempts
         self.backoff_secs = backoff_secs
         self.output_ceiling = max_output_tokens
-        self._client: Any = None
+        self._client: object = None
 
     @property
-    def client(self) -> Any:
+    def client(self) -> object:
         if self._client is None:
             self._client = self.endpoint.client()
         return self._client

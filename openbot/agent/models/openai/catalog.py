@@ -69,7 +69,7 @@ def _ceiling(name: ModelName, window: int) -> int | None:
     return max(1024, window // 4)
 
 
-def _find(name: ModelName, endpoint: Endpoint, models: list[dict[str, Any]]) -> dict[str, Any]:
+def _find(name: ModelName, endpoint: Endpoint, models: list[dict[str, object]]) -> dict[str, object]:
     for entry in models:
         if entry.get("id") in (name.target, f"{name.target}:latest"):
             return entry
@@ -81,7 +81,7 @@ def _find(name: ModelName, endpoint: Endpoint, models: list[dict[str, Any]]) -> 
     )
 
 
-def _window(name: ModelName, endpoint: Endpoint, listed: dict[str, Any]) -> int:
+def _window(name: ModelName, endpoint: Endpoint, listed: dict[str, object]) -> int:
     for key in WINDOW_FIELDS:
         value = listed.get(key)
         if isinstance(value, int) and value > 0:

@@ -56,8 +56,8 @@ class _Reply:
     usage_seen: bool = False
 
 
-def params(call: CallSettings, request: ModelRequest) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def params(call: CallSettings, request: ModelRequest) -> dict[str, object]:
+    out: dict[str, object] = {
         "model": call.target,
         "messages": chat_messages(request.system, request.messages),
         "max_tokens": request.max_tokens,
@@ -142,7 +142,7 @@ def _take(chunk: dict[str, Any], got: _Reply, sink: EventSink, billed: Usage) ->
             got.finish = choice["finish_reason"]
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
@@ -157,7 +157,7 @@ def _add_piece(got: _Reply, piece: dict[str, Any]) -> None:
     call.arguments += arguments if isinstance(arguments, str) else json.dumps(arguments) if arguments else ""
 
 
-def _slot(got: _Reply, index: Any, call_id: str, name: str) -> _Call:
+def _slot(got: _Reply, index: object, call_id: str, name: str) -> _Call:
     """The call a fragment belongs to: by `index`, else by `id`, else the newest call — unless the
     fragment names another function than the newest call, or names one after the newest call's arguments
     are whole (servers that send neither `index` nor `id` send parallel calls one after the other)."""

@@ -16,7 +16,6 @@ requires that, and with `store: false` nothing else remembers it — and so a re
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from openbot.agent.models.base import ToolSpec
 from openbot.state.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, blocks_of
@@ -38,14 +37,14 @@ def _arguments(block: ToolUseBlock) -> str:
     return json.dumps(block["input"] or {}, ensure_ascii=False)
 
 
-def responses_input(messages: list[Message]) -> list[dict[str, Any]]:
+def responses_input(messages: list[Message]) -> list[dict[str, object]]:
     """The Responses API `input` for the stored messages (system goes in `instructions`)."""
-    items: list[dict[str, Any]] = []
+    items: list[dict[str, object]] = []
     for message in messages:
         role = message["role"]
         for block in blocks_of(message):
             if block["type"] == "text" and block["text"]:
-                item: dict[str, Any] = {"role": role, "content": block["text"]}
+                item: dict[str, object] = {"role": role, "content": block["text"]}
                 if role == "assistant":
                     item = {"type": "message", **item}
                     if block.get("openai_phase"):
@@ -70,9 +69,9 @@ def responses_input(messages: list[Message]) -> list[dict[str, Any]]:
     return items
 
 
-def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+def chat_messages(system: str, messages: list[Message]) -> list[dict[str, object]]:
     """The Chat Completions `messages`: tool results first (they answer the previous assistant turn)."""
-    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    out: list[dict[str, object]] = [{"role": "system", "content": system}] if system else []
     for message in messages:
         blocks = blocks_of(message)
         text = "\n".join(b["text"] for b in blocks if b["type"] == "text" and b["text"])
@@ -86,7 +85,7 @@ def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
                 for b in blocks
                 if b["type"] == "tool_use"
             ]
-            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            entry: dict[str, object] = {"role": "assistant", "content": text or None}
             if calls:
                 entry["tool_calls"] = calls
             if text or calls:
@@ -100,7 +99,7 @@ def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def responses_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+def responses_tools(tools: list[ToolSpec]) -> list[dict[str, object]]:
     # strict stays off: openbot's schemas have optional properties, which strict mode forbids.
     return [
         {
@@ -114,7 +113,7 @@ def responses_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+def chat_tools(tools: list[ToolSpec]) -> list[dict[str, object]]:
     return [
         {
             "type": "function",

@@ -32,9 +32,9 @@ REASONING_KEYS = ("type", "id", "summary", "content", "encrypted_content", "stat
 EFFORTS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "xhigh"}
 
 
-def params(call: CallSettings, request: ModelRequest) -> dict[str, Any]:
+def params(call: CallSettings, request: ModelRequest) -> dict[str, object]:
     target = call.target
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "model": target,
         "input": responses_input(request.messages),
         "max_output_tokens": request.max_tokens,
@@ -51,7 +51,7 @@ def params(call: CallSettings, request: ModelRequest) -> dict[str, Any]:
     if reasons(target, request.messages):
         out["include"] = ["reasoning.encrypted_content"]
     if REASONING_MODELS.search(target):
-        reasoning: dict[str, Any] = {}
+        reasoning: dict[str, object] = {}
         if call.options.effort:
             reasoning["effort"] = EFFORTS.get(call.options.effort, call.options.effort)
         elif call.options.thinking == "off":

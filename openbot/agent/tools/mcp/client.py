@@ -45,7 +45,7 @@ class Launch:
 class RemoteTool:
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: dict[str, object]
 
 
 @dataclass
@@ -165,7 +165,7 @@ class McpConnection:
 
     # ── calls ─────────────────────────────────────────────────────────────────────────────────────
     def call(
-        self, tool: str, arguments: dict[str, Any], timeout: float, cancel: threading.Event
+        self, tool: str, arguments: dict[str, object], timeout: float, cancel: threading.Event
     ) -> CallOutcome:
         restarted = bool(self.dead) and self._revive(cancel)
         if self.dead:
@@ -188,7 +188,7 @@ class McpConnection:
         return self.wait_started(time.monotonic() + self.spec.startup_timeout_secs, cancel)
 
     def _call(
-        self, tool: str, arguments: dict[str, Any], timeout: float, cancel: threading.Event
+        self, tool: str, arguments: dict[str, object], timeout: float, cancel: threading.Event
     ) -> CallOutcome:
         future = asyncio.run_coroutine_threadsafe(self._session.call_tool(tool, arguments), self.loop)
         deadline = time.monotonic() + timeout

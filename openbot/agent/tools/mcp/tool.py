@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolOutput
@@ -41,7 +40,7 @@ class McpTool:
             input_schema=remote.input_schema,
         )
 
-    def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
+    def run(self, input: dict[str, object], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
         spec = self.conn.spec
         timeout = spec.timeout_secs
         started = time.monotonic()
