@@ -51,7 +51,12 @@ class LedgerAccount:
         """Reserve for the next call (the previous reservation released in the same transaction), or
         raise OverBudget when a cap would be passed."""
         key = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        refusal = self.ledger.reserve(key, self.key, self.bot, self.repo, self.estimate(), list(self.caps))
+        try:
+            refusal = self.ledger.reserve(
+                key, self.key, self.bot, self.repo, self.estimate(), list(self.caps)
+            )
+        except OSError as e:  # fail closed: a call the ledger cannot record is not made
+            refusal = f"budget ledger {self.ledger.path} could not be used: {e.strerror or e}"
         self.key = "" if refusal else key
         if refusal:
             raise OverBudget(refusal)

@@ -186,7 +186,8 @@ class Runner:
     def _finish(self) -> None:
         """Save the work first; whatever fails after that, the session and run records are written last."""
         self.guard.finishing = True
-        self.parts.budget.close()  # no more model calls: the ledger's reservation gives way
+        with contextlib.suppress(OSError):  # the ledger must never keep the work from being saved
+            self.parts.budget.close()  # no more model calls: the ledger's reservation gives way
         rec = self.record
         try:
             if self.mcp is not None:

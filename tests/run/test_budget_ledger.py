@@ -160,3 +160,20 @@ def test_a_run_stopped_by_the_ledger_mid_way_keeps_its_commits_and_resumes(repo:
         assert again.returncode == 0, again.stderr
         api.assert_done()
     assert json.loads(again.stdout)["cost_usd"] == pytest.approx(9 * 0.015)
+
+
+def test_a_ledger_that_cannot_be_used_fails_closed(repo: Path) -> None:
+    spender()
+    budget_toml("[overall]\ndaily_usd = 5\n")
+    (paths.home() / "ledger.jsonl").mkdir()  # unreadable as a file: no call is made unrecorded
+    with FakeAnthropic(script()) as api:
+        out = run_cli(
+            "run",
+            "spender",
+            "--json",
+            cwd=repo,
+            env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url},
+        )
+        assert api.bodies == []
+    result = json.loads(out.stdout)
+    assert out.returncode == 6 and "could not be used" in result["reason"], out.stderr
