@@ -5,12 +5,14 @@ would be, as a subprocess of the real CLI in that repository, at most `parallel`
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from openbot import paths
 from openbot.config.fleet import Fleet, FleetRun
@@ -18,32 +20,74 @@ from openbot.errors import EXIT_FAILED, EXIT_OK
 from openbot.state.digest import row
 
 
+class _Stopper:
+    """SIGTERM / SIGHUP to the fleet reach every run in flight (each stops cleanly and keeps its work) and
+    start no new one; ctrl-c from a terminal reaches the runs by itself (one process group), so SIGINT is
+    only recorded."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.live: set[subprocess.Popen[bytes]] = set()
+        self.signum = 0
+
+    def __call__(self, signum: int, frame: object) -> None:
+        with self.lock:
+            self.signum = signum
+            for proc in self.live if signum != signal.SIGINT else ():
+                proc.send_signal(signum)
+
+    def start(self, argv: list[str], cwd: Path, err: IO[bytes]) -> subprocess.Popen[bytes] | None:
+        with self.lock:
+            if self.signum:
+                return None
+            proc = subprocess.Popen(
+                argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
+            )
+            self.live.add(proc)
+            return proc
+
+
 def run_fleet(fleet: Fleet, parallel: int) -> list[dict[str, Any]]:
     """One digest row per run (with its `exit_code` and `log`), in the fleet file's order."""
     logs = paths.home() / "fleet" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     logs.mkdir(parents=True, exist_ok=True)
-    with ThreadPoolExecutor(max_workers=parallel) as pool:
-        jobs = [(job, logs / f"{n:03d}-{job.repo.name}-{job.bot}.log") for n, job in enumerate(fleet.runs)]
-        return list(pool.map(lambda pair: _one(*pair), jobs))
+    stopper = _Stopper()
+    old = {s: signal.signal(s, stopper) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    try:
+        with ThreadPoolExecutor(max_workers=parallel) as pool:
+            jobs = [
+                (job, logs / f"{n:03d}-{job.repo.name}-{job.bot}.log") for n, job in enumerate(fleet.runs)
+            ]
+            return list(pool.map(lambda pair: _one(pair[0], pair[1], stopper), jobs))
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
 
 
-def _one(job: FleetRun, log: Path) -> dict[str, Any]:
+def _one(job: FleetRun, log: Path, stopper: _Stopper) -> dict[str, Any]:
     argv = [sys.executable, "-m", "openbot", "run", job.bot, "--json", *job.args]
     with open(log, "wb") as err:
-        proc = subprocess.run(
-            argv, cwd=job.repo, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
-        )
+        proc = stopper.start(argv, job.repo, err)
+        if proc is None:
+            why = f"not started: the fleet was stopped by {signal.Signals(stopper.signum).name}"
+            summary: Any = {"bot": job.bot, "run_id": "", "status": "interrupted", "reason": why}
+            return _row(summary, job, log, 128 + stopper.signum)
+        stdout, _ = proc.communicate()
     try:
-        summary: Any = json.loads(proc.stdout.decode(errors="replace"))
+        summary = json.loads(stdout.decode(errors="replace"))
     except ValueError:
         summary = None
     if not isinstance(summary, dict) or not summary.get("run_id"):
         # the run never started (exit 2: a bad bot or config): its one line is the reason
         reason = (summary or {}).get("reason") if isinstance(summary, dict) else ""
         summary = {"bot": job.bot, "run_id": "", "status": "error", "reason": reason or _last_line(log)}
+    return _row(summary, job, log, proc.returncode)
+
+
+def _row(summary: dict[str, Any], job: FleetRun, log: Path, code: int) -> dict[str, Any]:
     summary.setdefault("repo_root", str(job.repo))
     out = row(summary)
-    out.update(exit_code=proc.returncode, log=str(log), repo=str(job.repo))
+    out.update(exit_code=code, log=str(log), repo=str(job.repo))
     return out
 
 

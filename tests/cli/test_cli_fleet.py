@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
-from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell
+from openbot import paths
+from tests.helpers import (
+    complete,
+    git,
+    make_bot,
+    make_repo,
+    reply,
+    run_cli,
+    shell,
+    start_run,
+    tool_started,
+    wait_for,
+)
 
 
 def _bots() -> None:
@@ -69,3 +82,21 @@ def test_fleet_exit_0_only_when_every_run_exits_0_and_bad_input_is_exit_2(tmp_pa
         bad = run_cli("fleet", "run", str(fleet), cwd=tmp_path)
         assert bad.returncode == 2 and key in bad.stderr and "fleet.toml" in bad.stderr, bad.stderr
         assert "Traceback" not in bad.stderr
+
+
+def test_sigterm_stops_the_runs_in_flight_and_starts_no_more(tmp_path: Path) -> None:
+    make_bot("sleeper", [reply("", shell("sleep 120")), reply("", complete("slept", "review"))])
+    make_repo(tmp_path / "one"), make_repo(tmp_path / "two")
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text('bots = ["sleeper"]\nparallel = 1\n[[repo]]\npath = "one"\n[[repo]]\npath = "two"\n')
+    proc = start_run("fleet", "run", str(fleet), "--json", cwd=tmp_path)
+    wait_for(lambda: tool_started("sleeper"), timeout=120)
+    records = list(paths.bot_home("sleeper").glob("workspaces/*/runs/*/run.json"))
+    assert len(records) == 1  # parallel = 1: the second run waits for the first
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    first, second = json.loads(out)["runs"]
+    assert first["status"] == "interrupted" and first["exit_code"] == 143 and first["run_id"]
+    assert second["status"] == "interrupted" and "not started" in second["reason"] and not second["run_id"]
+    assert json.loads(records[0].read_text())["status"] == "interrupted"
