@@ -80,8 +80,24 @@ def _when(data: dict[str, object], path: Path) -> float:
     return path.stat().st_mtime  # a `run --json` summary carries no time: the file's
 
 
+def _died(d: dict[str, object]) -> bool:
+    """A `running` record of this machine whose process is gone (killed, or the machine restarted)."""
+    import socket
+
+    from openbot.processes import alive
+
+    pid = d.get("pid")
+    here = d.get("host") == socket.gethostname()
+    return d.get("status") == "running" and here and isinstance(pid, int) and pid > 0 and not alive(pid)
+
+
 def row(d: dict[str, object]) -> dict[str, object]:
     r: dict[str, object] = {k: d.get(k) for k in FIELDS}
+    if _died(d):
+        r["status"], r["reason"] = (
+            "died",
+            "its process is gone; the next run in this repository saves its work",
+        )
     r["cost_known"] = d.get("cost_known", True) is not False
     r["cost_usd"] = r["cost_usd"] if isinstance(r["cost_usd"], int | float) else 0.0
     r["summary"] = str(d.get("summary") or "")
@@ -132,7 +148,7 @@ def next_commands(r: dict[str, object], repo: Path | None, alive: bool) -> dict[
         out["accept"] = f"{git} merge --no-overwrite-ignore {shlex.quote(branch)}"
     if alive:
         out["reject"] = f"{git} branch -D {shlex.quote(branch)}"
-    if status not in ("completed", "running") and action != "discard":
+    if status not in ("completed", "running") and action != "discard":  # "died" goes on, too
         cd = f"cd {shlex.quote(str(repo))} && " if repo else ""
         out["continue"] = f"{cd}openbot run {shlex.quote(str(r['bot']))} --resume {r['run_id']}"
     return out

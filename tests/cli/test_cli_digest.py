@@ -88,3 +88,15 @@ def test_digest_of_named_summaries_keeps_their_pr_link_and_diffstat(tmp_path: Pa
     assert "https://example.invalid/pr/7" in out.stdout
     missing = run_cli("digest", str(tmp_path / "nowhere"), cwd=tmp_path)
     assert missing.returncode == 2 and "nowhere" in missing.stderr
+
+
+def test_a_run_whose_process_died_is_shown_so_with_the_command_that_goes_on(tmp_path: Path) -> None:
+    _, lib, results = _runs(tmp_path)
+    record = next(paths.bot_home("stopper").glob("workspaces/*/runs/*/run.json"))
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer runs
+    record.write_text(json.dumps({**json.loads(record.read_text()), "status": "running", "pid": dead.pid}))
+    rows = {r["bot"]: r for r in json.loads(run_cli("digest", "--json", cwd=tmp_path).stdout)["runs"]}
+    stopper = rows["stopper"]
+    assert stopper["status"] == "died" and "process is gone" in stopper["reason"]
+    assert stopper["commands"]["continue"].endswith(f"openbot run stopper --resume {stopper['run_id']}")
