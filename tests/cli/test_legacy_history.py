@@ -15,10 +15,11 @@ def test_damaged_rust_records_are_shown_as_notes(cli, repo: Path, openbot_home: 
     (history / f"{THREAD}-s3" / "events.jsonl").write_text('{"type": "message", "content": "ok"}\n{torn\n')
     r = cli("history", "fixer", cwd=repo)
     assert r.exit_code == 0 and "Traceback" not in r.output
-    rows = r.stdout.splitlines()[1:]
+    rows = r.stdout.splitlines()[1:4]
+    notes = r.stdout.splitlines()[4:]  # a damaged record is listed, and said in full under the table
     assert [row.split()[0] for row in rows] == ["3", "2", "0"]
-    assert "unknown" in rows[1] and "damaged Rust openbot record" in rows[1]
-    assert "unknown" in rows[2] and "not valid JSON" in rows[2]
+    assert "unknown" in rows[1] and "damaged: see below" in rows[1] and "unknown" in rows[2]
+    assert notes[0].startswith("session 2: damaged Rust openbot record") and "not valid JSON" in notes[1]
     shown = cli("history", "fixer", "--session", "3")
     assert shown.exit_code == 0 and "line 2 of" in shown.stdout and "is damaged; skipped" in shown.stdout
     assert "ok" in shown.stdout
