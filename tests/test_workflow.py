@@ -145,7 +145,8 @@ def test_triggers_inputs_secrets_and_permissions(wf: dict[str, Any], caller: dic
         call["inputs"]
     )
     backends = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"}
-    assert backends <= set(wf_call["secrets"]) and backends == set(caller["jobs"]["nightly"]["secrets"])
+    assert backends <= set(wf_call["secrets"])
+    assert set(caller["jobs"]["nightly"]["secrets"]) == {*backends, "NIGHT_WEBHOOK_URL"}
     job = caller["jobs"]["nightly"]
     assert job["uses"].endswith("/.github/workflows/openbot-nightly.yml@v0.1.0")
     # never the bare PyPI name (an unrelated project) and the placeholder is refused by the install step
@@ -181,7 +182,11 @@ def test_the_secret_is_only_on_the_run_step(wf: dict[str, Any]) -> None:
     uses = [(p, s) for p, s in _strings(wf) if "secrets." in s]
     index = wf["jobs"]["run"]["steps"].index(_step(wf["jobs"]["run"], "run"))
     names = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
-    assert uses == [(f"/jobs/run/steps[{index}]/env/{n}", f"${{{{ secrets.{n} }}}}") for n in names]
+    notify = wf["jobs"]["rollup"]["steps"].index(_step(wf["jobs"]["rollup"], "Notify"))
+    assert uses == [
+        *((f"/jobs/run/steps[{index}]/env/{n}", f"${{{{ secrets.{n} }}}}") for n in names),
+        (f"/jobs/rollup/steps[{notify}]/env/WEBHOOK", "${{ secrets.NIGHT_WEBHOOK_URL }}"),
+    ]
     assert "ANTHROPIC_API_KEY" not in wf.get("env", {}) and "env" not in wf["jobs"]["run"]
 
 
@@ -620,3 +625,47 @@ EXISTING_ACTIONS = {
 def test_every_action_named_is_a_version_that_exists(wf: dict[str, Any]) -> None:
     named = {s for path, s in _strings(wf) if path.endswith("/uses")}
     assert named <= EXISTING_ACTIONS, named - EXISTING_ACTIONS
+
+
+def test_one_notification_for_the_night(wf: dict[str, Any], tmp_path: Path) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    got: list[Any] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    night = {
+        "totals": {"runs": 2, "cost_usd": 1.75, "by_status": {"completed": 1, "over_budget": 1}},
+        "runs": [
+            {"bot": "a", "status": "completed", "verified": True, "cost_usd": 0.5, "pr_url": "https://x/1"},
+            {"bot": "b", "status": "over_budget", "verified": None, "cost_usd": 1.25, "pr_url": ""},
+        ],
+    }
+    (tmp_path / "night.json").write_text(json.dumps(night))
+    step = _step(wf["jobs"]["rollup"], "Notify")
+    env = {"RUNNER_TEMP": str(tmp_path), "RUN_URL": "https://run/1"}
+    proc, _ = _run_step(step, tmp_path, {**env, "WEBHOOK": ""}, tmp_path)
+    assert proc.returncode == 0 and "no notification" in proc.stdout
+    server = HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/hook"
+        proc, _ = _run_step(step, tmp_path, {**env, "WEBHOOK": url}, tmp_path)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 0, proc.stderr
+    assert got == [
+        {
+            "text": "openbot night: 2 run(s), $1.75: 1 completed, 1 over_budget https://run/1\n"
+            "- a: completed, verified, $0.5 https://x/1\n- b: over_budget, $1.25"
+        }
+    ]
