@@ -669,3 +669,24 @@ def test_one_notification_for_the_night(wf: dict[str, Any], tmp_path: Path) -> N
             "- a: completed, verified, $0.5 https://x/1\n- b: over_budget, $1.25"
         }
     ]
+
+
+def test_the_cached_home_is_pruned_of_old_sessions_and_runs_but_not_memory(
+    wf: dict[str, Any], tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    ws = home / "bots" / "a" / "workspaces" / "proj-1"
+    old, new = ws / "history" / "000001-old", ws / "history" / "000002-new"
+    old_run, memory = ws / "runs" / "20200101T000000Z-aaaa", ws / "memory.json"
+    for d in (old, new, old_run):
+        d.mkdir(parents=True)
+        (d / "x.json").write_text("{}")
+    memory.write_text("{}")
+    for p in (old, old_run, memory):
+        os.utime(p, (0, 0))  # 1970: far older than keep-days
+    step = _step(wf["jobs"]["run"], "Prune OPENBOT_HOME")
+    proc, _ = _run_step(step, tmp_path, {"OPENBOT_HOME": str(home), "KEEP_DAYS": "30"}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert not old.exists() and not old_run.exists() and new.is_dir() and memory.is_file()
+    proc, _ = _run_step(step, tmp_path, {"OPENBOT_HOME": str(home), "KEEP_DAYS": "0"}, tmp_path)
+    assert proc.returncode == 0 and "nothing pruned" in proc.stdout and new.is_dir()
