@@ -1,11 +1,11 @@
 """The one writer of a run's run.json: the others return what happened, typed, and `Recorder` records it.
 
-    Workspace.open  → Opened   where the run works (checkout, branch, base)
-    Workspace.close → Closed   where the work went (branch, WIP commit, action) or why saving failed
-    Session         → session_opened / session_closed (its id, summary, commands) and the totals
-    Runner          → started / ended (status, exit code, reason)
+Workspace.open  → Opened   where the run works (checkout, branch, base)
+Workspace.close → Closed   where the work went (branch, WIP commit, action) or why saving failed
+Session         → session_opened / session_closed (its id, summary, commands) and the totals
+Runner          → started / ended (status, exit code, reason)
 
-openbot's own check of the work (run/verify.py) records its verdict through the record it is given.
+Verifier        → verifying / verified / explained (openbot's check of the work, run/verify.py)
 """
 
 from __future__ import annotations
@@ -92,6 +92,22 @@ class Recorder:
     def summarised(self, summary: str) -> None:
         """A run that did not complete: what stopped it and what it did (run/stopped_summary.py)."""
         self.record.summary = summary
+
+    def verifying(self, merge_unverified: bool, anew: bool) -> None:
+        """openbot checks the work at session_complete (run/verify.py); `anew`: forget an earlier verdict."""
+        rec = self.record
+        rec.merge_unverified = merge_unverified
+        if anew:
+            rec.verified, rec.verified_sha, rec.verification = None, "", {}
+
+    def verified(self, passed: bool, sha: str, summary: dict[str, object]) -> None:
+        rec = self.record
+        rec.verified, rec.verified_sha, rec.verification = passed, sha, summary
+        rec.save()
+
+    def explained(self, action: str, message: str) -> None:
+        """Why the action is not what the bot asked (an unverified merge): said after it was applied."""
+        self.record.action, self.record.action_message = action, message
 
     def ended(self, status: Status, exit_code: int, reason: str = "") -> None:
         self.record.status, self.record.exit_code = status, exit_code

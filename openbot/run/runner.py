@@ -74,7 +74,9 @@ class Runner:
         )
         from openbot.run.verify import Verifier
 
-        self.parts.verifier = self.verifier = Verifier(plan, rec, self.parts.workspace, self.parts.tools)
+        self.parts.verifier = self.verifier = Verifier(
+            plan, self.recorder, self.parts.workspace, self.parts.tools
+        )
         self.completion: Completion | None = None
         self.asked: Completion | None = None  # what the bot asked, before `merge` was gated on verification
         self.last_meta: SessionMeta | None = None

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openbot import paths
 from openbot.agent.tools.base import Tool, ToolContext, ToolFailed
@@ -32,9 +32,9 @@ from openbot.errors import OpenbotError
 from openbot.events import EventSink
 from openbot.git.gitcmd import rmtree
 from openbot.run.plan import RunPlan
+from openbot.run.record import Recorder
 from openbot.run.verify_outcome import Collect, Outcome, Verification, feedback
 from openbot.run.workspace import Workspace
-from openbot.state.runstate import RunRecord
 from openbot.stops import Completion, Unverified
 
 if TYPE_CHECKING:
@@ -44,16 +44,14 @@ if TYPE_CHECKING:
 class Verifier:
     """One run's verification: how many attempts it took, and what the record says of it."""
 
-    def __init__(self, plan: RunPlan, record: RunRecord, workspace: Workspace, tools: list[Tool]) -> None:
-        self.spec, self.plan, self.record = plan.verify, plan, record
+    def __init__(self, plan: RunPlan, recorder: Recorder, workspace: Workspace, tools: list[Tool]) -> None:
+        self.spec, self.plan, self.recorder, self.record = plan.verify, plan, recorder, recorder.record
         self.workspace, self.tools = workspace, tools  # tools: the run's list (MCP tools join it later)
         self.attempt = 0
         caveat = setup_caveat(plan.config, self.spec.commands)
         if caveat and caveat not in plan.warnings:
             plan.warnings.append(caveat)  # said when the run starts
-        record.merge_unverified = self.spec.merge_unverified
-        if self.spec.commands:  # a resumed run is verified anew
-            record.verified, record.verified_sha, record.verification = None, "", {}
+        recorder.verifying(self.spec.merge_unverified, anew=bool(self.spec.commands))  # a resume: anew
 
     def check(self, completion: Completion, ctx: ToolContext) -> str | None:
         """None: the completion stands (verified, or nothing to verify). Otherwise the feedback for the
@@ -89,15 +87,15 @@ class Verifier:
         if asked is None or self.allowed_merge() and asked.action == "merge":
             return
         if rec.status == "unverified" and not rec.action:
-            rec.action = "review" if not rec.empty_branch_deleted else ""
-            kept = f"branch {rec.branch} kept for review" if rec.action else "no commits to keep"
+            action = "review" if not rec.empty_branch_deleted else ""
+            kept = f"branch {rec.branch} kept for review" if action else "no commits to keep"
             head = "not merged: " if asked.action == "merge" else ""
-            rec.action_message = f"{head}the work was not verified: {kept} (resume the run to try again)"
+            said = f"{head}the work was not verified: {kept} (resume the run to try again)"
+            self.recorder.explained(action, said)
         elif asked.action == "merge":
             why = "the work was not verified" if self.spec.commands else "no verify commands checked the work"
-            rec.action_message = f"not merged: {why} (merge_unverified = false); {rec.action_message}".strip(
-                "; "
-            )
+            said = f"not merged: {why} (merge_unverified = false); {rec.action_message}".strip("; ")
+            self.recorder.explained(rec.action, said)
 
     def _repo(self) -> RunRepo | None:
         return self.workspace.wt
@@ -172,7 +170,7 @@ class Verifier:
                 env["PYTHONPATH"] = os.pathsep.join([*twins, *filter(None, [env.get("PYTHONPATH")])])
         return dataclasses.replace(ctx, workdir=checkout, env=env, sandbox=policy)
 
-    def _setup(self, vctx: ToolContext) -> tuple[list[dict[str, Any]], str]:
+    def _setup(self, vctx: ToolContext) -> tuple[list[dict[str, object]], str]:
         """The setup step again, in the fresh checkout: its products there are openbot's, not the agent's."""
         from openbot.run.setup import run_setup
 
@@ -244,10 +242,6 @@ class Verifier:
             note=note,
         )
         sink.emit(event)
-        rec = self.record
-        rec.verified = outcome.passed
-        rec.verified_sha = outcome.sha if outcome.passed else ""
         summary = {k: v for k, v in dataclasses.asdict(event).items() if k != "checks"}
         summary["checks"] = [{k: v for k, v in c.items() if k != "output"} for c in outcome.checks]
-        rec.verification = summary
-        rec.save()
+        self.recorder.verified(outcome.passed, outcome.sha if outcome.passed else "", summary)
