@@ -70,7 +70,7 @@ class Redactor:
             text = _SHAPES_RE.sub(REDACTED, text)
         return text
 
-    def redact_obj(self, obj: Any) -> Any:
+    def redact_obj(self, obj: object) -> Any:
         """A copy of a JSON-like value (dicts, lists, strings) with every string redacted."""
         if isinstance(obj, str):
             return self.redact(obj)

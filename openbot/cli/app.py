@@ -17,7 +17,7 @@ from openbot.views.escapes import visible
 class _OpenbotGroup(TyperGroup):
     """Maps OpenbotError to its exit code and one line on stderr; a traceback only with OPENBOT_DEBUG=1."""
 
-    def invoke(self, ctx: Any) -> Any:
+    def invoke(self, ctx: Any) -> object:
         args = [*getattr(ctx, "_protected_args", []), *ctx.args]  # the group's invoke consumes them
         try:
             return super().invoke(ctx)

@@ -47,7 +47,7 @@ class BotFile:
     notices: tuple[str, ...] = ()  # legacy keys accepted but ignored (openbot.config.legacy)
 
 
-def _type_ok(value: Any, hint: Any) -> bool:
+def _type_ok(value: object, hint: Any) -> bool:
     origin = get_origin(hint)
     if origin in (Union, types.UnionType):
         return any(_type_ok(value, a) for a in get_args(hint))

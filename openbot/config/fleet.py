@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from openbot.config.bots import check_name
 from openbot.errors import ConfigError, UsageError
@@ -44,7 +43,7 @@ def load_fleet(path: Path) -> Fleet:
     from tomlkit.exceptions import TOMLKitError
 
     try:
-        values: dict[str, Any] = tomlkit.parse(path.read_text(encoding="utf-8")).unwrap()
+        values: dict[str, object] = tomlkit.parse(path.read_text(encoding="utf-8")).unwrap()
     except FileNotFoundError as e:
         raise UsageError(f"{path}: no such file", hint="openbot fleet run FLEET.toml") from e
     except (OSError, UnicodeDecodeError) as e:
@@ -74,7 +73,7 @@ def load_fleet(path: Path) -> Fleet:
     return Fleet(path, tuple(runs.values()), parallel)
 
 
-def _known(path: Path, table: dict[str, Any], keys: tuple[str, ...], prefix: str) -> None:
+def _known(path: Path, table: dict[str, object], keys: tuple[str, ...], prefix: str) -> None:
     for key in table:
         if key not in keys:
             raise ConfigError(f"{path}: unknown key '{prefix}{key}'", hint=f"the keys are {', '.join(keys)}")

@@ -41,7 +41,7 @@ class Range:
 NOT_NEGATIVE = Range()
 
 
-def _f(default: Any, doc: str, choices: tuple[str, ...] = (), allowed: Range = NOT_NEGATIVE) -> Any:
+def _f(default: object, doc: str, choices: tuple[str, ...] = (), allowed: Range = NOT_NEGATIVE) -> Any:
     """A BotConfig field; numbers get `allowed` (default: not negative), checked by `validate`."""
     metadata = {"doc": doc, "choices": choices, "range": allowed}
     if isinstance(default, list | dict):

@@ -146,7 +146,7 @@ def open_repo(path: Path) -> Any:
         raise GitError(f"cannot open git repository at {path}: {str(e).splitlines()[0]}") from e
 
 
-def signature(repo: Any) -> Any:
+def signature(repo: Any) -> object:
     """The repository's configured user, or a recognisable openbot identity when none is configured."""
     import pygit2
 

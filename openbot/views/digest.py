@@ -23,7 +23,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def as_json(rows: list[dict[str, Any]], since: str, **extra: Any) -> str:
+def as_json(rows: list[dict[str, object]], since: str, **extra: object) -> str:
     report = {"since": since, "totals": totals(rows), "runs": rows, **extra}
     return visible(json.dumps(report, indent=2))
 
@@ -32,14 +32,14 @@ def _verified(r: dict[str, Any]) -> str:
     return {True: "yes", False: "NO"}.get(r["verified"], "—")
 
 
-def _diff(r: dict[str, Any]) -> str:
+def _diff(r: dict[str, object]) -> str:
     d = r["diffstat"]
     if not isinstance(d, dict):
         return "—"
     return f"{d.get('files', 0)} files +{d.get('insertions', 0)} −{d.get('deletions', 0)}"
 
 
-def _cost(r: dict[str, Any]) -> str:
+def _cost(r: dict[str, object]) -> str:
     return cost(r["cost_usd"]) if r["cost_known"] else "?"
 
 
@@ -47,12 +47,12 @@ def _why(r: dict[str, Any]) -> str:
     return str(r["reason"] or (r["summary"].split("\n")[0] if r["status"] == "completed" else ""))
 
 
-def cells(r: dict[str, Any]) -> tuple[str, ...]:
+def cells(r: dict[str, object]) -> tuple[str, ...]:
     repo = r["repo"] or r["project"] or ""
     return (str(r["bot"]), str(repo), str(r["status"]), _verified(r), _diff(r), _cost(r), _why(r))
 
 
-def _heading(rows: list[dict[str, Any]], since: str) -> str:
+def _heading(rows: list[dict[str, object]], since: str) -> str:
     t = totals(rows)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(t["by_status"].items())) or "no runs"
     runs = f"{t['runs']} run" + ("" if t["runs"] == 1 else "s")
@@ -60,7 +60,7 @@ def _heading(rows: list[dict[str, Any]], since: str) -> str:
     return f"{runs} {window}: {statuses}; {cost(t['cost_usd'])} spent"
 
 
-def markdown(rows: list[dict[str, Any]], since: str, budget: list[dict[str, Any]] | None = None) -> str:
+def markdown(rows: list[dict[str, Any]], since: str, budget: list[dict[str, object]] | None = None) -> str:
     lines = ["# openbot digest", "", cell(_heading(rows, since)), ""]
     for cap in budget or []:
         lines.append(f"- budget: {cell(cap['cap'])}: {cost(cap['used_usd'])} used of {cost(cap['usd'])}")
@@ -79,7 +79,7 @@ def markdown(rows: list[dict[str, Any]], since: str, budget: list[dict[str, Any]
 
 
 def html_page(rows: list[dict[str, Any]], since: str) -> str:
-    def esc(value: Any) -> str:
+    def esc(value: object) -> str:
         return html.escape(visible(str(value)))
 
     out = [
@@ -103,7 +103,7 @@ def _fit(text: str, width: int = 48) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1) :]
 
 
-def table(rows: list[dict[str, Any]], since: str) -> str:
+def table(rows: list[dict[str, object]], since: str) -> str:
     """The plain-text roll-up `openbot fleet run` prints."""
     grid = [HEAD, *(tuple(_fit(visible(" ".join(c.split()))) for c in cells(r)) for r in rows)]
     widths = [max(len(row[i]) for row in grid) for i in range(len(HEAD))]

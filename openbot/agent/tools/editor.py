@@ -234,7 +234,7 @@ class EditorTool:
         return f"Inserted into {shown}:\n{snippet}"
 
 
-def _need(input: dict[str, Any], key: str) -> Any:
+def _need(input: dict[str, object], key: str) -> Any:
     if key not in input:
         raise ToolFailed(f"the {input['command']} command needs {key}")
     return input[key]

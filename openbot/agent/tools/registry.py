@@ -55,7 +55,7 @@ def _type_ok(value: object, type_name: str) -> bool:
     return isinstance(value, _TYPES.get(type_name, (object,)))
 
 
-def check_input(value: Any, schema: dict[str, Any], where: str = "input") -> str | None:
+def check_input(value: object, schema: dict[str, Any], where: str = "input") -> str | None:
     """The first way `value` breaks `schema`, as one line; None when it conforms."""
     type_name = schema.get("type")
     if type_name and not _type_ok(value, type_name):

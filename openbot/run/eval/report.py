@@ -68,7 +68,7 @@ def verdict(results: list[TaskResult]) -> str:
     return line
 
 
-def to_json(results: list[TaskResult], meta: dict[str, Any]) -> dict[str, Any]:
+def to_json(results: list[TaskResult], meta: dict[str, Any]) -> dict[str, object]:
     return {
         **meta,
         "solved": sum(r.solved for r in results),

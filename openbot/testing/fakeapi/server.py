@@ -38,7 +38,7 @@ class FakeAnthropic:
     window: int | None = None  # max_input_tokens for every model (default: the catalogue's, else 1M)
     models: dict[str, dict[str, Any]] = field(default_factory=lambda: dict(wire.MODELS))
     # Answers a request before the script does when it returns an item (e.g. a summary request).
-    respond: Callable[[dict[str, Any]], Reply | HttpError | None] | None = None
+    respond: Callable[[dict[str, object]], Reply | HttpError | None] | None = None
     requests: list[Recorded] = field(default_factory=list)
     overcalled: bool = False
     cache: set[str] = field(default_factory=set)
@@ -95,7 +95,7 @@ class FakeAnthropic:
         entry = self.models.get(model) or {}
         return self.window or int(entry.get("max_input_tokens") or wire.DEFAULT_WINDOW)
 
-    def simulate_usage(self, body: dict[str, Any]) -> dict[str, Any]:
+    def simulate_usage(self, body: dict[str, object]) -> dict[str, Any]:
         """Input-side usage from the prompt-cache simulation; records this request's marked prefixes.
 
         A request's longest marked prefix seen before is read from the cache, the rest of its last marked
@@ -230,7 +230,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(b'event: ping\ndata: {"type": "ping"}\n\n')
             time.sleep(item.ping_every)
 
-    def _stream(self, item: Reply, body: dict[str, Any], usage: dict[str, Any]) -> None:
+    def _stream(self, item: Reply, body: dict[str, object], usage: dict[str, Any]) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")

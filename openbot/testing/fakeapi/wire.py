@@ -170,7 +170,7 @@ def foreign_block(body: dict[str, Any]) -> str:
     return ""
 
 
-def full_content(item: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
+def full_content(item: Reply, body: dict[str, Any]) -> list[dict[str, object]]:
     """The reply's blocks as the API sends them, a signed thinking block first when scripted."""
     if not item.thinking:
         return list(item.content)
@@ -202,7 +202,9 @@ def _split(s: str, size: int) -> list[str]:
     return [s[i : i + size] for i in range(0, len(s), size)] or [""]
 
 
-def _block_events(block: dict[str, Any], raw_json: str | None, size: int) -> tuple[dict[str, Any], list[Any]]:
+def _block_events(
+    block: dict[str, Any], raw_json: str | None, size: int
+) -> tuple[dict[str, object], list[object]]:
     """(content_block_start's block, the deltas) for one block."""
     if block["type"] == "tool_use":
         text = json.dumps(block["input"], ensure_ascii=False) if raw_json is None else raw_json

@@ -42,7 +42,7 @@ class ApiError(Exception):
     """The API said no: an HTTP status with its `{"type": "error", "error": {...}}` body, or an
     `event: error` frame in an accepted stream (status 200)."""
 
-    def __init__(self, status_code: int, headers: Any, body: Any) -> None:
+    def __init__(self, status_code: int, headers: Any, body: object) -> None:
         self.status_code = status_code
         self.headers = headers
         self.body = body

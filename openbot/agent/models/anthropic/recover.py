@@ -56,7 +56,7 @@ def fixable(status: int, message: str, fixes: Fixes, failed: Usage) -> Outage | 
     return Outage("rejected", f"no room for max_tokens: re-sent with {fixes.max_tokens:,}", retry_after=0.0)
 
 
-def applied(params: dict[str, Any], fixes: Fixes) -> dict[str, Any]:
+def applied(params: dict[str, Any], fixes: Fixes) -> dict[str, object]:
     """`params` (freshly built, not shared) with the fixes in force."""
     if not fixes.drop_block:
         return params

@@ -103,7 +103,7 @@ def stream_reply(
     return _reply(call, got, billed)
 
 
-def _chunk(data: str, response: Any) -> dict[str, Any]:
+def _chunk(data: str, response: Any) -> dict[str, object]:
     """One decoded chunk; an error object in the stream is the SDK's `APIError`, as its stream raises."""
     import openai
 

@@ -135,7 +135,7 @@ def _stop_reason(final: Any, has_calls: bool) -> str:
     return "tool_use" if has_calls else "end_turn"
 
 
-def _reply(call: CallSettings, final: Any, items: list[Any], billed: Usage) -> ModelReply:
+def _reply(call: CallSettings, final: object, items: list[Any], billed: Usage) -> ModelReply:
     blocks: list[Block] = []
     refusal = ""
     has_calls = any(item.type == "function_call" for item in items)
