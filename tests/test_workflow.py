@@ -690,3 +690,14 @@ def test_the_cached_home_is_pruned_of_old_sessions_and_runs_but_not_memory(
     assert not old.exists() and not old_run.exists() and new.is_dir() and memory.is_file()
     proc, _ = _run_step(step, tmp_path, {"OPENBOT_HOME": str(home), "KEEP_DAYS": "0"}, tmp_path)
     assert proc.returncode == 0 and "nothing pruned" in proc.stdout and new.is_dir()
+
+
+def test_a_long_summary_makes_a_title_cut_at_a_word(wf: dict[str, Any], tmp_path: Path) -> None:
+    summary = "stopped by a limit: iteration limit reached (1). Did: 1 commit on openbot/notes-20261126\nmore"
+    env = _pr_env(tmp_path, {"status": "limit", "summary": summary})
+    proc, _ = _run_step(_step(wf["jobs"]["run"], "pr"), tmp_path, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    log = (tmp_path / "gh.log").read_text()
+    assert (
+        "--title openbot/b: stopped by a limit: iteration limit reached (1). Did: 1 commit on… --body" in log
+    )
