@@ -63,7 +63,7 @@ def bot_config(base_url: str, protocol: str | None) -> str:
         "context_window = 8192",
         "sleep_secs = 0",
         "max_turn_steps = 6",  # a small model that loops is stopped early
-        "max_output_tokens = 512",  # generation runs at 2-10 tok/s here
+        "max_output_tokens = 1024",  # openbot's minimum; generation runs at 2-10 tok/s here
         "stall_timeout_secs = 300",  # a CPU server reads a 2k prompt ~85 s in silence
         "api_patience_minutes = 2",
     ]
@@ -133,7 +133,7 @@ def mini_task(t: BenchTask, args: argparse.Namespace, work: Path) -> dict[str, A
     cmd = [MINI, "-y", "--exit-immediately", "--model-class", "litellm_textbased", "-m", f"openai/{MODEL}"]
     cmd += ["-c", "mini_textbased.yaml", "-c", f"model.model_kwargs.api_base={args.base_url}"]
     cmd += ["-c", "model.cost_tracking=ignore_errors", "-c", f"agent.step_limit={args.mini_steps}"]
-    cmd += ["-c", "model.model_kwargs.max_tokens=512"]  # as openbot's max_output_tokens
+    cmd += ["-c", "model.model_kwargs.max_tokens=1024"]  # as openbot's max_output_tokens
     cmd += ["-c", f"agent.wall_time_limit_seconds={wall}", "-c", f"environment.cwd={repo}"]
     cmd += ["-t", t["prompt"], "-o", str(work / "traj.json")]
     env = {
