@@ -11,10 +11,14 @@ openbot made are ever deleted, and only while they still hold the imported tip.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pygit2
+
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from openbot.errors import GitError, UsageError
 from openbot.git.ffcheckout import WOULD_OVERWRITE, fast_forward
@@ -101,7 +105,7 @@ def _discard(repo: RepoInfo, branch: str, tip: str, ahead: bool, base_name: str)
 
 
 def _merge(
-    repo: RepoInfo, git: Any, rr: RunRepo, home: Homecoming, base_tip: str, left: str
+    repo: RepoInfo, git: pygit2.Repository, rr: RunRepo, home: Homecoming, base_tip: str, left: str
 ) -> ActionOutcome:
     """Fast-forward the base branch to the imported tip, only where nothing of the user's is overwritten."""
     tip, branch = home.tip, home.branch

@@ -8,11 +8,15 @@ the user's checkout would not run anyway. openbot's own git calls on the user's 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pygit2
+
 import os
 import shutil
 import stat
 from pathlib import Path
-from typing import Any
 
 # Config the bot's commits need to run the same filters as the user's: filter drivers (`filter.<x>.*`)
 # and git-lfs's settings. Read from the user's whole config (global included): inside the sandbox the
@@ -26,7 +30,7 @@ SETUP_EXCLUDES = "# openbot: made by the run's setup step, never committed\n/.ve
 COPIED_CONFIG = ("user.name", "user.email", "core.autocrlf", "core.eol", "core.symlinks", "core.ignorecase")
 
 
-def carried_config(user_config: Any) -> dict[str, str]:
+def carried_config(user_config: pygit2.Config) -> dict[str, str]:
     """`filter.*` and `lfs.*` entries of the user's config (last value wins), plus `core.hooksPath`."""
     found: dict[str, str] = {}
     for entry in user_config:
@@ -77,7 +81,7 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def config_basics(user: Any) -> str:
+def config_basics(user: pygit2.Repository) -> str:
     """The `[core]` a run repository needs, plus the settings of COPIED_CONFIG the user has."""
     cfg = user.config
     fmt = _get(cfg, "extensions.objectformat")
@@ -93,7 +97,7 @@ def config_basics(user: Any) -> str:
     return "".join(f"[{s}]\n" + "".join(f"{v}\n" for v in vs) for s, vs in sections.items())
 
 
-def _get(cfg: Any, key: str) -> str | None:
+def _get(cfg: pygit2.Config, key: str) -> str | None:
     try:
         return str(cfg[key]) if key in cfg else None
     except (KeyError, ValueError, Exception):  # noqa: BLE001 - an unreadable value is simply not copied

@@ -7,6 +7,11 @@ system config, strips GIT_DIR & co. inherited from a hook and never passes model
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pygit2
+
 import contextlib
 import os
 import shutil
@@ -14,7 +19,6 @@ import signal
 import stat
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from openbot.envpolicy import NEVER, is_secret_name
 from openbot.errors import GitError
@@ -137,7 +141,7 @@ def first_line(text: str) -> str:
     return lines[0] if lines else "(no output)"
 
 
-def open_repo(path: Path) -> Any:
+def open_repo(path: Path) -> pygit2.Repository:
     import pygit2
 
     try:
@@ -146,7 +150,7 @@ def open_repo(path: Path) -> Any:
         raise GitError(f"cannot open git repository at {path}: {str(e).splitlines()[0]}") from e
 
 
-def signature(repo: Any) -> object:
+def signature(repo: pygit2.Repository) -> pygit2.Signature:
     """The repository's configured user, or a recognisable openbot identity when none is configured."""
     import pygit2
 

@@ -14,10 +14,14 @@ Creation is one `git read-tree` (checkout) plus a few small files: as fast as `g
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pygit2
+
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 from openbot.errors import GitError, UsageError
 from openbot.git import lfs, submodules
@@ -108,7 +112,7 @@ def remove_run_repo(rr: RunRepo) -> None:
     empty_trash(trash)
 
 
-def _make(rr: RunRepo, user: object, tip: str = "") -> None:
+def _make(rr: RunRepo, user: pygit2.Repository, tip: str = "") -> None:
     """Write the run's git dir and check the branch out, its submodules too; on any failure (Ctrl-C too)
     undo it all."""
     commit = tip or rr.base_commit
@@ -129,7 +133,7 @@ def _module_git_dir(git_dir: Path, user_git: Path, commit: str) -> None:
     init_git_dir(git_dir, open_repo(user_git), user_git, commit)
 
 
-def init_git_dir(g: Path, user: Any, user_git: Path, commit: str, branch: str = "") -> None:
+def init_git_dir(g: Path, user: pygit2.Repository, user_git: Path, commit: str, branch: str = "") -> None:
     """What `git init` makes, minus the sample hooks, plus alternates onto the user's object store
     (`user_git`); HEAD on `branch` at `commit`, or detached at `commit` (a submodule's)."""
     for d in ("objects/info", "objects/pack", "refs/tags", "refs/heads", "info", "hooks"):
@@ -158,7 +162,7 @@ def init_git_dir(g: Path, user: Any, user_git: Path, commit: str, branch: str = 
         f.write(f"\n{SETUP_EXCLUDES}")
 
 
-def carry_changes(user: Any, workdir: Path, target: Path) -> None:
+def carry_changes(user: pygit2.Repository, workdir: Path, target: Path) -> None:
     """Copy the user's uncommitted state (edits, deletions, untracked non-ignored files) into `target`."""
     for rel in user.status(untracked_files="all", ignored=False):
         src, dst = workdir / rel, target / rel

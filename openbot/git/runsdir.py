@@ -18,12 +18,11 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from openbot.files import locked, write_atomic
 from openbot.git.gitcmd import rmtree
@@ -83,7 +82,7 @@ def runs_lock(common_dir: Path) -> Iterator[Path]:
         yield root
 
 
-def free_name(root: Path, bot: str, run_id: str, taken: Any) -> str:
+def free_name(root: Path, bot: str, run_id: str, taken: Callable[[str], bool]) -> str:
     """A name nothing uses yet (checkout, git dir, record, branch per `taken(branch)`); call under the lock.
 
     `<bot>-<run_id>` when free (run ids are a timestamp plus a random suffix), so the branch

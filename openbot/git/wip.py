@@ -9,6 +9,11 @@ files are, as content (a symlink is committed as a symlink, never followed).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pygit2
+
 import os
 import stat
 from dataclasses import dataclass
@@ -51,7 +56,7 @@ def commit_wip(
     checkout: Path,
     parent: str,
     message: str,
-    sig: object,
+    sig: pygit2.Signature,
     stat_cache: Path | None = None,
     filters: dict[str, str] | None = None,
     gitlinks: dict[str, str] | None = None,
@@ -108,7 +113,7 @@ def _said_left_out(skipped: dict[str, str]) -> str:
     )
 
 
-def _open(carrier: Path, checkout: Path) -> Any:
+def _open(carrier: Path, checkout: Path) -> pygit2.Repository:
     import pygit2
 
     repo = pygit2.Repository(str(carrier), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
@@ -133,7 +138,9 @@ def _copy_plain(src: Path, dst: Path, limit: int = 1 << 30) -> None:
             dst.write_bytes(f.read(limit))
 
 
-def _stage_everything(repo: Any, index: Any, workdir: Path, filters: dict[str, str], budget: _Budget) -> None:
+def _stage_everything(
+    repo: pygit2.Repository, index: pygit2.Index, workdir: Path, filters: dict[str, str], budget: _Budget
+) -> None:
     """`git add -A`, except a repository nested in the checkout (a bot's clone), special files, the
     setup step's `.venv/` (unless the project tracks it) and what `budget` leaves out."""
     import pygit2
@@ -192,7 +199,7 @@ def _mb(size: int) -> str:
     return f"{size / (1 << 20):.1f} MB" if size < 1 << 30 else f"{size / (1 << 30):.1f} GB"
 
 
-def _changed(index: Any, workdir: Path) -> list[str]:
+def _changed(index: pygit2.Index, workdir: Path) -> list[str]:
     """What `git status` lists against the index (untracked files included, ignored ones not), except
     inside submodules."""
     import pygit2
@@ -208,7 +215,7 @@ def _changed(index: Any, workdir: Path) -> list[str]:
 
 
 def _add_filtered(
-    repo: Any, index: Any, workdir: Path, path: str, mode: int, filters: dict[str, str]
+    repo: pygit2.Repository, index: pygit2.Index, workdir: Path, path: str, mode: int, filters: dict[str, str]
 ) -> None:
     """Stage `path` through the clean filter its attributes name, run by git itself with the user's
     filter config (libgit2 runs no configured filter: the file would be committed as it is)."""
