@@ -20,6 +20,7 @@ from openbot.errors import ConfigError, NotFoundError
 
 if TYPE_CHECKING:
     from openbot.state.memory import MemoryStore
+    from openbot.state.project import Project
 
 PROJECT_HELP = "Project slug (a directory under workspaces/); default: the current directory's repository."
 
@@ -85,7 +86,7 @@ def _store(ctx: typer.Context, project: str | None) -> tuple[str, str, MemorySto
     return target.bot, slug, MemoryStore(paths.memory_file(target.bot, slug))
 
 
-def project_slug(bot: str, proj: Any) -> str:
+def project_slug(bot: str, proj: Project) -> str:
     """The workspace `memory` and `history` use: the repository's (or the Rust openbot's directory until a
     run adopts it). Outside a repository only one a run there made (--skip-git-check), said in one line:
     a directory name must never quietly stand in for a project."""
@@ -104,7 +105,7 @@ def project_slug(bot: str, proj: Any) -> str:
     return slug
 
 
-def legacy_slug(bot: str, proj: Any) -> str:
+def legacy_slug(bot: str, proj: Project) -> str:
     """The workspace to use for `proj`, and a one-line note on stderr when it is the Rust openbot's."""
     from openbot.state.legacy_workspace import view_slug
     from openbot.views.escapes import visible

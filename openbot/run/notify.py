@@ -23,13 +23,18 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openbot.config import envrefs
 from openbot.config.notify import NotifyTarget
 from openbot.events import EventLog, EventSink, Notice, TeeSink
 from openbot.run.notify_command import CommandSource, Refused, argv_for, command_env
 from openbot.views.fields import money, verified_text
+
+if TYPE_CHECKING:
+    from openbot.run.plan import RunPlan
+    from openbot.run.protocols import View
+    from openbot.run.result import RunResult
 
 DEADLINE_SECS = 10.0
 NO_SOURCE = CommandSource()  # no repository: a repository-relative command is not run
@@ -220,7 +225,7 @@ def report(deliveries: list[Delivery], sink: EventSink) -> None:
             sink.emit(Notice(kind="run_warning", message=why))
 
 
-def notify_run(plan: Any, result: Any, view: Any) -> None:
+def notify_run(plan: RunPlan, result: RunResult, view: View) -> None:
     """Deliver the ended run's summary to the bot's `[[notify]]` targets; warnings go to the terminal."""
     from openbot.config.integrations import notify_targets, secret_values
     from openbot.redact import Redactor
