@@ -12,10 +12,13 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openbot import paths
 from openbot.errors import ConfigError
+
+if TYPE_CHECKING:
+    from openbot.config.keys import BotConfig
 
 HOME_FILE = "verify.toml"
 HOME_KEYS = ("verify",)
@@ -72,9 +75,8 @@ def team_commands() -> tuple[str, ...]:
     return tuple(commands)
 
 
-def spec_for(config: Any) -> VerifySpec:
-    """The run's verification: the bot's commands, then the team's (a `BotConfig`; typed Any to keep
-    this module free of the key table)."""
+def spec_for(config: BotConfig) -> VerifySpec:
+    """The run's verification: the bot's commands, then the team's."""
     team = team_commands()
     return VerifySpec(
         commands=(*config.verify, *team),
@@ -134,7 +136,7 @@ def _read(path: Path) -> str:
         return ""
 
 
-def setup_caveat(config: Any, commands: tuple[str, ...]) -> str:
+def setup_caveat(config: BotConfig, commands: tuple[str, ...]) -> str:
     """What a bot whose setup downloads should know: the check's setup runs the agent's work, offline."""
     if not commands or not config.setup or not config.setup_network or config.network:
         return ""
@@ -144,7 +146,7 @@ def setup_caveat(config: Any, commands: tuple[str, ...]) -> str:
     )
 
 
-def describe(config: Any, root: Path | None) -> tuple[dict[str, Any], list[str]]:
+def describe(config: BotConfig, root: Path | None) -> tuple[dict[str, Any], list[str]]:
     """What `bots show` says of the bot's verification: (its --json object, its lines)."""
     spec = spec_for(config)
     own = list(config.verify)

@@ -18,7 +18,6 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from openbot.errors import GitError
 from openbot.git.gitcmd import NO_HOOKS, git_env, run_bounded
@@ -42,9 +41,9 @@ def left_out_line(left_out: tuple[str, ...]) -> str:
     return f"left out of the WIP commit: {shown}"
 
 
-def wip_limits(config: Any) -> WipLimits:
-    """The limits a bot's config sets (BotConfig.wip_max_file_mb, wip_max_total_mb)."""
-    return WipLimits(int(config.wip_max_file_mb * (1 << 20)), int(config.wip_max_total_mb * (1 << 20)))
+def wip_limits(max_file_mb: float, max_total_mb: float) -> WipLimits:
+    """The limits a bot's config sets (its wip_max_file_mb and wip_max_total_mb)."""
+    return WipLimits(int(max_file_mb * (1 << 20)), int(max_total_mb * (1 << 20)))
 
 
 # Build output a WIP commit never holds (unless the project tracks it): caches and byte code.

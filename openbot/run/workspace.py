@@ -187,11 +187,12 @@ class Workspace:
         from openbot.git.wip import left_out_line, wip_limits
 
         assert self.wt is not None
-        rec = self.record
+        rec, config = self.record, self.plan.config
+        limits = wip_limits(config.wip_max_file_mb, config.wip_max_total_mb)
         message = f"openbot: WIP from {rec.bot} run {rec.run_id} ({rec.status}), saved when the run ended"
         home: Homecoming | None = None
         try:
-            self.home = home = bring_home(self.wt, message, wip_limits(self.plan.config))
+            self.home = home = bring_home(self.wt, message, limits)
             remove_run_repo(self.wt)
         except OpenbotError as e:
             self._notice(
