@@ -47,7 +47,7 @@ class _Stopper:
             return proc
 
 
-def run_fleet(fleet: Fleet, parallel: int) -> list[dict[str, Any]]:
+def run_fleet(fleet: Fleet, parallel: int) -> list[dict[str, object]]:
     """One digest row per run (with its `exit_code` and `log`), in the fleet file's order."""
     logs = paths.home() / "fleet" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     logs.mkdir(parents=True, exist_ok=True)
@@ -64,7 +64,7 @@ def run_fleet(fleet: Fleet, parallel: int) -> list[dict[str, Any]]:
             signal.signal(s, handler)
 
 
-def _one(job: FleetRun, log: Path, stopper: _Stopper) -> dict[str, Any]:
+def _one(job: FleetRun, log: Path, stopper: _Stopper) -> dict[str, object]:
     argv = [sys.executable, "-m", "openbot", "run", job.bot, "--json", *job.args]
     with open(log, "wb") as err:
         proc = stopper.start(argv, job.repo, err)
@@ -84,7 +84,7 @@ def _one(job: FleetRun, log: Path, stopper: _Stopper) -> dict[str, Any]:
     return _row(summary, job, log, proc.returncode)
 
 
-def _row(summary: dict[str, Any], job: FleetRun, log: Path, code: int) -> dict[str, Any]:
+def _row(summary: dict[str, Any], job: FleetRun, log: Path, code: int) -> dict[str, object]:
     summary.setdefault("repo_root", str(job.repo))
     out = row(summary)
     out.update(exit_code=code, log=str(log), repo=str(job.repo))

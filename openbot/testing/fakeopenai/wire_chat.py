@@ -77,7 +77,7 @@ def _call_deltas(item: Reply, size: int) -> list[dict[str, object]]:
     return deltas
 
 
-def chunks(item: Reply, body: dict[str, Any], usage: dict[str, Any], size: int) -> list[dict[str, object]]:
+def chunks(item: Reply, body: dict[str, Any], usage: dict[str, object], size: int) -> list[dict[str, object]]:
     model = str(body.get("model", ""))
     out = [_chunk(model, {"role": "assistant", "content": "", "refusal": None})]
     out += [_chunk(model, {item.reasoning_key: p}) for p in _split(item.reasoning, size) if p]

@@ -117,7 +117,7 @@ def plain_block(block: dict[str, Any]) -> Block:
     return cast(Block, dict(without_nones(block)))
 
 
-def without_nones(value: Any) -> Any:
+def without_nones(value: object) -> Any:
     """`value` with every None-valued key dropped, at every depth (as the SDK's `exclude_none` dumps)."""
     if isinstance(value, dict):
         return {k: without_nones(v) for k, v in value.items() if v is not None}
