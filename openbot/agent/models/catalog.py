@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -49,7 +50,7 @@ class ModelFacts:
         return f"model {self.id} is deprecated{since}{until}: move to a current model"
 
 
-def _cache_file(model: str) -> Any:
+def _cache_file(model: str) -> Path:
     return paths.home() / "cache" / "models" / f"{model.replace('/', '_')}.json"
 
 

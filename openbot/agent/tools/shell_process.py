@@ -14,8 +14,8 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
-from typing import Any
 
 from openbot.agent.tools.trim_output import OutputCompactor
 from openbot.redact import StreamRedactor
@@ -124,7 +124,7 @@ class _Run:
             self.logged += len(data)
             self.compactor.feed(data)
 
-    def _kill_if_due(self, now: float, deadline: float, cancel: Any, killed_at: float) -> float:
+    def _kill_if_due(self, now: float, deadline: float, cancel: threading.Event, killed_at: float) -> float:
         """SIGTERM the group at the deadline or on cancellation, SIGKILL it after the grace; the time of
         the SIGTERM (0 while none was sent)."""
         if not self.killed and (cancel.is_set() or now >= deadline):
@@ -136,7 +136,7 @@ class _Run:
             return -1.0  # sent: not again
         return killed_at
 
-    def pump(self, deadline: float, cancel: object) -> None:
+    def pump(self, deadline: float, cancel: threading.Event) -> None:
         """Until the command has exited and its output is closed (or DRAIN_SECS after the exit). The
         selector wakes on output and, through a pidfd, on the exit itself: no polling delay."""
         assert self.proc.stdout is not None
