@@ -193,22 +193,23 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
     _check_shipped_skills(values.get("shipped_skills", []), source)
     _check_tools(values.get("tools", []), source)
     check_verify_commands(values.get("verify", []), source)
-    _check_endpoint(values, source)
-    _check_sampling(values, source)
+    config = BotConfig(**values)  # every value has its key's type now
+    _check_endpoint(config, source)
+    _check_sampling(config, set(values), source)
     _check_integrations(values, source)
-    return BotConfig(**values)
+    return config
 
 
-def _check_endpoint(values: dict[str, Any], source: str) -> None:
+def _check_endpoint(config: BotConfig, source: str) -> None:
     """`base_url` is an http(s) URL; the variable `api_key_env` names is a model key, never the agent's."""
-    url = values.get("base_url", "")
+    url = config.base_url
     if url and not url.startswith(("http://", "https://")):
         raise ConfigError(
             f"{source}: key 'base_url' is {toml_value(url)}, which is not an http:// or https:// URL",
             hint='e.g. base_url = "http://localhost:11434/v1"',
         )
-    var = values.get("api_key_env", "")
-    for entry in values.get("env_passthrough", []) if var else []:
+    var = config.api_key_env
+    for entry in config.env_passthrough if var else []:
         if entry == var or (entry.endswith("*") and var.startswith(entry[:-1])):
             raise ConfigError(
                 f"{source}: key 'env_passthrough' entry {toml_value(entry)} would pass {var}, the model key "
@@ -227,12 +228,12 @@ def _check_tools(names: list[str], source: str) -> None:
             )
 
 
-def _check_sampling(values: dict[str, Any], source: str) -> None:
+def _check_sampling(config: BotConfig, given: set[str], source: str) -> None:
     """Sampling keys only where the API takes them: the Messages API has none, the Responses API no seed."""
-    model = values.get("model", DEFAULT_MODEL)
+    model = config.model
     backend = parse_model(model).backend
     refused = {"anthropic": ("temperature", "top_p", "seed"), "openai": ("seed",)}.get(backend, ())
-    for key in (k for k in refused if k in values):
+    for key in (k for k in refused if k in given):
         api = "Claude's Messages API" if backend == "anthropic" else "OpenAI's Responses API"
         raise ConfigError(
             f"{source}: key '{key}' does not apply to {model}: {api} takes no {key}",

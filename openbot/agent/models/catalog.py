@@ -13,11 +13,14 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from openbot import paths
 from openbot.errors import UsageError
+
+if TYPE_CHECKING:
+    from openbot.agent.models.anthropic.http import Connection
 
 CACHE_SECS = 24 * 3600
 
@@ -76,7 +79,7 @@ def _store(facts: ModelFacts) -> None:
         pass  # a cache that cannot be written only costs a lookup next time
 
 
-def lookup(model: str, client: object = None) -> ModelFacts:
+def lookup(model: str, client: Connection | None = None) -> ModelFacts:
     """The model's facts; UsageError (exit 2) when the API does not know the model or it is retired."""
     facts = _cached(model)
     if facts is None:
@@ -91,7 +94,7 @@ def lookup(model: str, client: object = None) -> ModelFacts:
     return facts
 
 
-def _ask(model: str, client: Any) -> ModelFacts:
+def _ask(model: str, client: Connection | None) -> ModelFacts:
     import httpx2
 
     from openbot.agent.models.anthropic.http import ApiError, api_key, shared

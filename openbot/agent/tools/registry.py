@@ -81,7 +81,9 @@ def check_input(value: object, schema: dict[str, Any], where: str = "input") -> 
     return None
 
 
-def run_tool(tools: list[Tool], name: str, input: Any, ctx: ToolContext, tool_use_id: str) -> ToolOutput:
+def run_tool(
+    tools: list[Tool], name: str, input: dict[str, object], ctx: ToolContext, tool_use_id: str
+) -> ToolOutput:
     """Run one tool call; never raises (except KeyboardInterrupt and the like)."""
     tool = next((t for t in tools if t.spec.name == name), None)
     if tool is None:
