@@ -133,13 +133,16 @@ git remote add origin "$WORK/origin.git" && git push -q origin main
 night() {
   echo "=== night $1 ==="
   git fetch -q origin '+refs/heads/*:refs/remotes/origin/*' # what actions/checkout (fetch-depth: 0) gives
-  PATH="$WORK/bin:$PATH" ACT_STORE="$STORE" "$ACT" workflow_dispatch -W .github/workflows/openbot-nightly.yml \
+  # Host mode runs the workflow's steps on this machine: its `git config --global` (the bot's identity) must
+  # write a file of the run's, never the user's ~/.gitconfig.
+  GIT_CONFIG_GLOBAL="$WORK/gitconfig" PATH="$WORK/bin:$PATH" ACT_STORE="$STORE" \
+    "$ACT" workflow_dispatch -W .github/workflows/openbot-nightly.yml \
     -P ubuntu-latest=-self-hosted --action-offline-mode \
     --local-repository "actions/setup-python@v7=$WORK/actions/setup-python" \
     --local-repository "actions/upload-artifact@v7=$WORK/actions/upload-artifact" \
     --local-repository "actions/download-artifact@v8=$WORK/actions/download-artifact" \
     --local-repository "actions/cache@v5=$WORK/actions/cache" \
-    --env ACT_STORE="$STORE" --env ACT_NIGHT="$1" > "$WORK/night$1.log" 2>&1 || { tail -40 "$WORK/night$1.log"; exit 1; }
+    --env ACT_STORE="$STORE" --env ACT_NIGHT="$1" --env GIT_CONFIG_GLOBAL="$WORK/gitconfig" > "$WORK/night$1.log" 2>&1 || { tail -40 "$WORK/night$1.log"; exit 1; }
   grep -E "Job succeeded|Job failed|pull request:|run\\(s\\), |::warning::" "$WORK/night$1.log" | sed 's/^/  /'
 }
 night 1
