@@ -43,3 +43,18 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., object]:
         return runner.invoke(get_app(), list(args), input=input)
 
     return invoke
+
+
+# End-to-end tests (the real CLI in subprocesses, sandboxes, the shipped bots' dry runs, the workflow's
+# steps) are `slow`; the rest — units and components in-process — are the quick subset a change can be
+# checked with in about a minute: `python3 -m pytest -m "not slow"` (README).
+SLOW_DIRS = ("run", "sandbox", "cli")
+SLOW_FILES = ("test_shipped_runs.py", "test_demo_script.py", "test_workflow.py", "test_live_terminal.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    root = Path(__file__).parent
+    for item in items:
+        where = item.path.relative_to(root)
+        if where.parts[0] in SLOW_DIRS or where.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
