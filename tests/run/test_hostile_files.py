@@ -149,20 +149,29 @@ def test_a_blocking_skill_or_doc_is_skipped_not_waited_on(repo: Path, tmp_path: 
     assert sum("symlink out of" in w for w in warnings) == len(warnings) - 2
 
 
+# ru_maxrss outlives execve: a process forked from pytest (hundreds of MB late in a full run) would report
+# pytest's peak. A small python in between forks openbot from its own fresh address space.
+_MEASURE = (
+    "import os, subprocess, sys; p = subprocess.Popen(sys.argv[2:]); _, status, usage = os.wait4(p.pid, 0); "
+    "open(sys.argv[1], 'w').write(f'{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}')"
+)
+
+
 def peak_rss_kb(*args: str, cwd: Path) -> tuple[int, int, str]:
     """(exit code, peak resident memory of the openbot process in kB, stderr) of `python -m openbot`."""
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "openbot", *args],
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as tmp:
+        figures = Path(tmp) / "figures"
+        subprocess.run(
+            [sys.executable, "-c", _MEASURE, str(figures), sys.executable, "-m", "openbot", *args],
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=err,
             stderr=err,
+            check=True,
         )
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        code, rss = figures.read_text().split()
         err.seek(0)
-        return proc.returncode, usage.ru_maxrss, err.read().decode()
+        return int(code), int(rss), err.read().decode()
 
 
 def test_gigabyte_sparse_skill_and_agents_md_are_capped_not_read(repo: Path) -> None:
