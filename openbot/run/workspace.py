@@ -189,7 +189,8 @@ class Workspace:
         assert self.wt is not None
         rec, config = self.record, self.plan.config
         limits = wip_limits(config.wip_max_file_mb, config.wip_max_total_mb)
-        message = f"openbot: WIP from {rec.bot} run {rec.run_id} ({rec.status}), saved when the run ended"
+        # True whatever happens to the branch later (a resume that completes, a PR): no status in it
+        message = f"openbot: WIP: uncommitted work of {rec.bot}, saved at the end of run {rec.run_id}"
         home: Homecoming | None = None
         try:
             self.home = home = bring_home(self.wt, message, limits)

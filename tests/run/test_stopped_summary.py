@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import make_bot, metadata, run_cli, sessions, shell
+from tests.helpers import git, make_bot, metadata, run_cli, sessions, shell
 
 USAGE = {"input": 100, "output": 10}
 
@@ -40,3 +40,13 @@ def test_a_limit_stopped_run_says_what_stopped_it_and_what_it_did(repo: Path) ->
     assert "stopped by a limit" in listed and "whole test suite" not in listed
     page = run_cli("history", "capped", "--export", "html", "-o", str(repo.parent / "p.html"), cwd=repo)
     assert page.returncode == 0 and "stopped by a limit" in (repo.parent / "p.html").read_text()
+
+
+def test_the_wip_commit_message_holds_no_status_a_later_pr_would_contradict(repo: Path) -> None:
+    make_bot("wip", [{"text": "", "tool_calls": [shell("echo draft > draft.txt")]}, {"text": "paused"}],
+             config="max_iterations = 1")  # fmt: skip
+    out = run_cli("run", "wip", "--json", cwd=repo)
+    result = json.loads(out.stdout)
+    assert out.returncode == 3 and result["wip_commits"], out.stderr
+    message = git(repo, "log", "-1", "--format=%s", result["wip_commits"][-1])
+    assert message == f"openbot: WIP: uncommitted work of wip, saved at the end of run {result['run_id']}"
