@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from openbot.cli.app import get_app
+from openbot.cli.typer_app import get_app
 from tests.helpers import make_repo
 
 

@@ -8,8 +8,8 @@
 Every import counts for the rules: at module level, inside functions and under `if TYPE_CHECKING:`
 (openbot imports heavy libraries, and the modules that use them, inside the functions that need them:
 that hides an import from Python, not from a reader; a type-only import back up is still a module that
-knows what it should not). The one cycle allowed is typer's command registration: `cli.app.get_app`
-imports `cli.commands`, which imports every `cli/*_cmd.py`, which registers its command on `cli.app.app`.
+knows what it should not). The one cycle allowed is typer's command registration: `cli.typer_app.get_app`
+imports `cli.commands`, which imports every `cli/*_cmd.py`, which registers its command on `cli.typer_app.app`.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def test_the_scan_sees_the_package() -> None:
     assert {"openbot.run.runner", "openbot.agent.turn", "openbot.events"} <= MODULES.keys()
     seen = {(i.source, i.target, i.when) for i in IMPORTS}
     assert ("openbot.run.runner", "openbot.run.session", "import") in seen
-    assert ("openbot.cli.app", "openbot.cli.commands", "call") in seen
+    assert ("openbot.cli.typer_app", "openbot.cli.commands", "call") in seen
     assert ("openbot.run.workspace", "openbot.run.plan", "typing") in seen
 
 
@@ -222,7 +222,7 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-REGISTRATION = ("openbot.cli.app", "openbot.cli.commands")
+REGISTRATION = ("openbot.cli.typer_app", "openbot.cli.commands")
 KNOWN_CYCLES: list[list[str]] = []
 
 

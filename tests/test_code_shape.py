@@ -7,6 +7,8 @@ functions only the body counts.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import openbot
@@ -74,3 +76,13 @@ def test_the_measure_sees_a_long_function_and_spares_a_typer_signature() -> None
     command = ast.parse(f"def c(\n{params}\n):\n    '''Help.'''\n    return 1\n").body[0]
     assert isinstance(plain, ast.FunctionDef) and isinstance(command, ast.FunctionDef)
     assert _length(plain) == 61 and _length(command) == 1
+
+
+def test_the_stored_help_is_what_typer_renders_now() -> None:
+    """openbot/cli/help.json (`openbot --help` without typer) must match the commands as they are; any
+    command's option or help string can make it stale, so every landing checks it here."""
+    render = ROOT.parent / "scripts" / "render_help.py"
+    check = subprocess.run(
+        [sys.executable, str(render), "--check"], capture_output=True, text=True, timeout=300, cwd=ROOT.parent
+    )
+    assert check.returncode == 0, check.stderr

@@ -1,1 +1,2 @@
-"""The typer CLI: one module per command group; `app.main` maps errors to exit codes."""
+"""The `openbot` command: `app.main` is the entry point, `typer_app` the typer app (errors → exit codes),
+one module per command group."""

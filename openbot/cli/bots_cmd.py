@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from openbot.cli.app import app
+from openbot.cli.typer_app import app
 from openbot.errors import OpenbotError, UsageError
 from openbot.views.escapes import visible, visible_json
 

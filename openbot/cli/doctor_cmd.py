@@ -17,8 +17,8 @@ from pathlib import Path
 
 import typer
 
-from openbot.cli.app import app
 from openbot.cli.doctor_check import Check
+from openbot.cli.typer_app import app
 
 
 def check_home() -> Check:

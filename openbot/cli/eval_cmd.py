@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from openbot.cli.app import app
+from openbot.cli.typer_app import app
 from openbot.errors import UsageError
 
 if TYPE_CHECKING:

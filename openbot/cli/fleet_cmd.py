@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from openbot.cli.app import app
+from openbot.cli.typer_app import app
 from openbot.errors import UsageError
 
 fleet_app = typer.Typer(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from openbot.cli.app import app
+from openbot.cli.typer_app import app
 from openbot.views.escapes import one_line, visible, visible_json
 from openbot.views.fields import money
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperGroup
 
-from openbot.cli.app import app
+from openbot.cli.typer_app import app
 from openbot.errors import ConfigError, NotFoundError
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from openbot.cli.app import app
+from openbot.cli.typer_app import app
 from openbot.errors import UsageError
 from openbot.views.fields import money, verified_text
 

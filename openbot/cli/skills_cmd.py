@@ -13,8 +13,8 @@ from typing import Any
 
 import typer
 
-from openbot.cli.app import app
 from openbot.cli.bots_cmd import repo_root
+from openbot.cli.typer_app import app
 from openbot.errors import NotFoundError, UsageError
 from openbot.views.escapes import visible, visible_json
 

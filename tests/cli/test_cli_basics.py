@@ -33,7 +33,7 @@ def test_shell_completion_script() -> None:
 def _modules_after(args: list[str], cwd: Path) -> set[str]:
     code = (
         "import sys, json\n"
-        "from openbot.cli.app import get_app\n"
+        "from openbot.cli.typer_app import get_app\n"
         f"try:\n    get_app()({args!r})\n"
         "except SystemExit:\n    pass\n"
         "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
