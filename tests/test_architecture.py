@@ -8,8 +8,9 @@
 Every import counts for the rules: at module level, inside functions and under `if TYPE_CHECKING:`
 (openbot imports heavy libraries, and the modules that use them, inside the functions that need them:
 that hides an import from Python, not from a reader; a type-only import back up is still a module that
-knows what it should not). The one cycle allowed is typer's command registration: `cli.typer_app.get_app`
-imports `cli.commands`, which imports every `cli/*_cmd.py`, which registers its command on `cli.typer_app.app`.
+knows what it should not). The one cycle allowed is typer's command registration:
+`cli.typer_app.get_app` imports `cli.commands`, which imports every `cli/*_cmd.py`, which registers its
+command on `cli.typer_app.app`.
 """
 
 from __future__ import annotations
