@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, TypedDict, cast
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
@@ -34,12 +34,18 @@ DONE = (
 )
 
 
+class CompleteInput(TypedDict):  # what SPEC's schema admits (the registry checks it before `run`)
+    summary: str
+    action: Literal["merge", "review", "discard"]
+
+
 class SessionCompleteTool:
     spec = SPEC
 
-    def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
+    def run(self, input: dict[str, object], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
         # The schema (checked by the registry) already enforces both fields and the action enum.
-        if not input["summary"].strip():
+        args = cast(CompleteInput, input)
+        if not args["summary"].strip():
             raise ToolFailed("summary must not be empty: say what was done and what is left")
-        done = Completion(input["summary"], input["action"])
+        done = Completion(args["summary"], args["action"])
         return ToolOutput(DONE, completion=done)

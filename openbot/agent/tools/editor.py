@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
@@ -146,21 +146,31 @@ def _snippet(text: str, first_line: int, last_line: int) -> str:
     return _numbered(lines[start - 1 : end], start)
 
 
+class EditInput(TypedDict):  # what SPEC's schema admits (the registry checks it before `run`)
+    command: Literal["view", "create", "str_replace", "insert"]
+    path: str
+    view_range: NotRequired[list[int]]
+    file_text: NotRequired[str]
+    old_str: NotRequired[str]
+    new_str: NotRequired[str]
+    insert_line: NotRequired[int]
+
+
 class EditorTool:
     spec = SPEC
 
-    def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
-        path = resolve_inside(ctx.workdir, input["path"])
-        shown = input["path"]
-        command = input["command"]
+    def run(self, input: dict[str, object], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
+        args = cast(EditInput, input)
+        shown, command = args["path"], args["command"]
+        path = resolve_inside(ctx.workdir, shown)
         if command != "view":
             check_writable(ctx, path, shown)
         if command == "view":
-            return ToolOutput(self.view(path, shown, input.get("view_range")))
+            return ToolOutput(self.view(path, shown, args.get("view_range")))
         if command == "create":
             return ToolOutput(self.create(path, shown, _need(input, "file_text")))
         if command == "str_replace":
-            new = input.get("new_str", "")
+            new = args.get("new_str", "")
             return ToolOutput(self.str_replace(path, shown, _need(input, "old_str"), new))
         return ToolOutput(self.insert(path, shown, _need(input, "insert_line"), _need(input, "new_str")))
 

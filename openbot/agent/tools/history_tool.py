@@ -8,7 +8,7 @@ session usually needs first.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, NotRequired, TypedDict, cast
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
@@ -43,17 +43,26 @@ SPEC = ToolSpec(
 )
 
 
+class HistoryInput(TypedDict):  # what SPEC's schema admits (the registry checks it before `run`)
+    action: Literal["list", "view"]
+    session_number: NotRequired[int]
+    offset: NotRequired[int]
+    limit: NotRequired[int]
+    section: NotRequired[Literal["response", "commands", "all"]]
+
+
 class SessionHistoryTool:
     spec = SPEC
 
     def run(self, input: dict[str, object], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
         if ctx.history is None:
             raise ToolFailed("session history is not available in this session")
-        if input["action"] == "list":
-            return ToolOutput(self.list(ctx, _limit(input, LIST_LIMIT)))
-        if "session_number" not in input:
+        args = cast(HistoryInput, input)
+        if args["action"] == "list":
+            return ToolOutput(self.list(ctx, _limit(args, LIST_LIMIT)))
+        if "session_number" not in args:
             raise ToolFailed("view needs session_number (see action list)")
-        return ToolOutput(self.view(ctx, input))
+        return ToolOutput(self.view(ctx, args["session_number"], args))
 
     def list(self, ctx: ToolContext, limit: int) -> str:
         assert ctx.history is not None
@@ -67,10 +76,10 @@ class SessionHistoryTool:
             lines.append(f"#{m.session_number}  {when}  {m.status}  {m.action or '-'}  {summary}")
         return "\n".join(lines)
 
-    def view(self, ctx: ToolContext, input: dict[str, Any]) -> str:
+    def view(self, ctx: ToolContext, number: int, args: HistoryInput) -> str:
         assert ctx.history is not None
-        number, section = input["session_number"], input.get("section", "all")
-        offset, limit = input.get("offset", 0), _limit(input, VIEW_LIMIT)
+        section = args.get("section", "all")
+        offset, limit = args.get("offset", 0), _limit(args, VIEW_LIMIT)
         if offset < 0:
             raise ToolFailed(f"offset must be 0 or more, got {offset}")
         meta = ctx.history.get(str(number))
@@ -88,8 +97,8 @@ class SessionHistoryTool:
         return "\n".join([header, *lines[start:end]])
 
 
-def _limit(input: dict[str, Any], default: int) -> int:
-    limit: int = input.get("limit", default)
+def _limit(args: HistoryInput, default: int) -> int:
+    limit = args.get("limit", default)
     if limit <= 0:
         raise ToolFailed(f"limit must be positive, got {limit}")
     return min(limit, MAX_LIMIT)

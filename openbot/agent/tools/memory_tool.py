@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal, NotRequired, TypedDict, cast
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
@@ -30,21 +30,28 @@ SPEC = ToolSpec(
 )
 
 
+class MemoryInput(TypedDict):  # what SPEC's schema admits (the registry checks it before `run`)
+    action: Literal["set", "remove"]
+    key: str
+    value: NotRequired[str]
+
+
 class MemoryTool:
     spec = SPEC
 
-    def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
+    def run(self, input: dict[str, object], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
         if ctx.memory is None:
             raise ToolFailed("memory is not available in this session")
-        key = input["key"]
-        if input["action"] == "set":
-            if "value" not in input:
+        args = cast(MemoryInput, input)
+        key = args["key"]
+        if args["action"] == "set":
+            if "value" not in args:
                 raise ToolFailed("action set needs a value")
             try:
-                ctx.memory.set(key, input["value"])
+                ctx.memory.set(key, args["value"])
             except UsageError as e:  # too long, memory full, a bad key: the model can fix each of them
                 raise ToolFailed(f"not saved: {e.one_line()}") from None
-            return ToolOutput(f"Saved memory {key!r} ({len(input['value'])} characters).")
+            return ToolOutput(f"Saved memory {key!r} ({len(args['value'])} characters).")
         if not ctx.memory.remove(key):
             known = ", ".join(repr(k) for k in sorted(ctx.memory.load())) or "none"
             raise ToolFailed(f"there is no memory {key!r}; the keys are: {known}")

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools import shell_spare
@@ -64,6 +64,11 @@ def _spec(default_timeout: float) -> ToolSpec:
     )
 
 
+class ShellInput(TypedDict):  # what the spec's schema admits (the registry checks it before `run`)
+    command: str
+    timeout_secs: NotRequired[float]
+
+
 class ShellTool:
     reports_itself = True  # emits Command events itself
 
@@ -71,9 +76,9 @@ class ShellTool:
         self.spec = _spec(default_timeout_secs)
         self.spares = shell_spare.Spares()
 
-    def run(self, input: dict[str, Any], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
-        command: str = input["command"]
-        timeout = _timeout(input, ctx)
+    def run(self, input: dict[str, object], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
+        args = cast(ShellInput, input)
+        command, timeout = args["command"], _timeout(args, ctx)
         out_dir = make_private_dir(ctx.session_dir / "outputs")
         log_path = out_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', tool_use_id) or 'command'}.log"
         compactor = OutputCompactor(str(log_path))
@@ -158,10 +163,10 @@ class ShellTool:
             raise ToolFailed(f"could not start the command: {e}") from None
 
 
-def _timeout(input: dict[str, Any], ctx: ToolContext) -> float:
-    timeout = float(input.get("timeout_secs", ctx.default_timeout_secs))
+def _timeout(args: ShellInput, ctx: ToolContext) -> float:
+    timeout = float(args.get("timeout_secs", ctx.default_timeout_secs))
     if not timeout > 0:
-        raise ToolFailed(f"timeout_secs must be positive, got {input.get('timeout_secs')!r}")
+        raise ToolFailed(f"timeout_secs must be positive, got {args.get('timeout_secs')!r}")
     if ctx.deadline is not None:  # no command outlives the run's wall-time budget (max_minutes)
         timeout = min(timeout, ctx.deadline - time.monotonic())
         if timeout <= 0:
