@@ -11,6 +11,7 @@ from typer._click.exceptions import UsageError
 from typer.core import TyperGroup
 
 from openbot import __version__
+from openbot.cli import coercion
 from openbot.errors import OpenbotError, debug_enabled, exit_code_of
 from openbot.views.escapes import visible
 
@@ -98,8 +99,10 @@ def get_app() -> typer.Typer:
 
 def _hide_flag_types(command: Any) -> None:
     """A flag takes no value, so its help row shows none (typer would print `<bool>` after each); and
-    arguments read the same in every usage line."""
+    arguments read the same in every usage line. Values are coerced without pydantic where they can be
+    (`cli/coercion.py`)."""
     for param in getattr(command, "params", []):
+        coercion.install(param)
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
         if getattr(param, "param_type_name", "") == "argument" and param.name:
@@ -110,6 +113,7 @@ def _hide_flag_types(command: Any) -> None:
         option = make_help_option(ctx)
         if option is not None:
             option.metavar = ""
+            coercion.install(option)
         return option
 
     command.get_help_option = help_option

@@ -75,8 +75,9 @@ class Connection:
         self._warming: threading.Thread | None = None
 
     def warm(self) -> None:
-        """Build the HTTP client on a thread of its own while the caller goes on: its TLS context loads
-        the certificate store (~35 ms) without holding the GIL. The first call waits for it."""
+        """Build the HTTP client on a thread of its own while the caller goes on: importing httpx2, and for
+        an https:// API the TLS context (the certificate store loads without holding the GIL). The first
+        call waits for it."""
         if self._client is None and self._warming is None:
             self._warming = threading.Thread(target=self._build, name="openbot-http", daemon=True)
             self._warming.start()
@@ -91,7 +92,12 @@ class Connection:
         if self._client is None:
             import httpx2
 
-            self._client = httpx2.Client(follow_redirects=True)
+            from openbot.agent.models.transport import LazyTLSTransport
+
+            # TLS only for an https:// base URL (or redirect): a local http:// server needs no certificates.
+            transport = LazyTLSTransport()
+            transport.ready(self.base_url)  # on the warming thread: an https context loads the store there
+            self._client = httpx2.Client(follow_redirects=True, transport=transport)
         return self._client
 
     @property

@@ -1,0 +1,93 @@
+"""What `openbot run` has imported when its first model request leaves, through the real entry point:
+the modules start-up no longer pays for are named here (counted, not timed: docs/BENCHMARKS.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from openbot import paths
+from openbot.testing.fakeapi import FakeAnthropic
+from openbot.testing.fakeapi import reply as fake_reply
+
+ROOT = Path(__file__).resolve().parents[2]
+# The console script, and one hook: the modules loaded when the first Messages API request is sent.
+WRAPPER = """\
+import json, sys
+out = sys.argv.pop(1)
+from openbot.agent.models.anthropic import http
+stream = http.Connection.stream
+def first(self, *args, **kwargs):
+    if not http.__dict__.get("_seen"):
+        http._seen = True
+        with open(out, "w") as f:
+            json.dump(sorted(sys.modules), f)
+    return stream(self, *args, **kwargs)
+http.Connection.stream = first
+sys.argv[0] = "openbot"
+from openbot.cli.app import main
+sys.exit(main())
+"""
+# pydantic: typer coerces option values with it (cli/coercion.py answers the plain ones); frontmatter:
+# the config's `+++` split is ours (it imported PyYAML for every run).
+NOT_BEFORE_THE_FIRST_REQUEST = ("pydantic", "pydantic_core", "typer._adapters", "frontmatter")
+
+
+def _first_request_modules(tmp_path: Path, repo: Path, args: list[str]) -> set[str]:
+    bot = paths.bot_home("claude")
+    bot.mkdir(parents=True, exist_ok=True)
+    config = 'model = "claude-sonnet-5-5"\nmax_iterations = 1\nsleep_secs = 0'
+    (bot / "config.md").write_text(f"+++\n{config}\n+++\n\nWork.\n")
+    wrapper, out = tmp_path / "openbot-wrapper.py", tmp_path / "modules.json"
+    wrapper.write_text(WRAPPER)
+    done = fake_reply("", [{"name": "session_complete", "input": {"summary": "ok", "action": "discard"}}])
+    with FakeAnthropic([done]) as api:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-ant-test-0000"}
+        env["PYTHONPATH"] = str(ROOT)
+        run = subprocess.run(
+            [sys.executable, str(wrapper), str(out), *args],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+    assert run.returncode == 0, run.stderr
+    return set(json.loads(out.read_text()))
+
+
+@pytest.mark.slow
+def test_a_run_reaches_its_first_request_without_the_modules_start_up_dropped(
+    tmp_path: Path, repo: Path
+) -> None:
+    loaded = _first_request_modules(tmp_path, repo, ["run", "claude", "--prompt", "go", "-n", "1"])
+    assert {"httpx2", "openbot.agent.turn", "openbot.run.runner"} <= loaded  # the request is leaving
+    assert (
+        sorted(
+            m
+            for m in loaded
+            if m.split(".")[0] in NOT_BEFORE_THE_FIRST_REQUEST or m in NOT_BEFORE_THE_FIRST_REQUEST
+        )
+        == []
+    )
+
+
+def test_the_entry_point_module_imports_no_heavy_library() -> None:
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import openbot.cli.app"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    loaded = {
+        line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time")
+    }
+    assert "openbot.cli.app" in loaded
+    assert [m for m in ("typer", "rich", "pydantic", "httpx2", "pygit2", "tomlkit") if m in loaded] == []
