@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from openbot import paths
+from openbot.config.plain_yaml import plain_mapping
 from openbot.errors import ConfigError, NotFoundError
 from openbot.files import read_user_text
 
@@ -67,10 +68,21 @@ def _frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
     parts = _FENCE.split(head, 2)
     if len(parts) < 3:
         raise ConfigError(f"{path}: the --- frontmatter is not closed", hint="end it with a line '---'")
+    meta: object = plain_mapping(parts[1])  # PyYAML only for frontmatter that is not plain key: value
+    if meta is None:
+        meta = _yaml(parts[1], path)
+    if not isinstance(meta, dict):
+        raise ConfigError(
+            f"{path}: the frontmatter must be key: value lines", hint="use name: and description:"
+        )
+    return meta, parts[2]
+
+
+def _yaml(text: str, path: Path) -> object:
     import yaml
 
     try:
-        meta = yaml.safe_load(parts[1])
+        meta = yaml.safe_load(text)
     except yaml.YAMLError as e:
         where = getattr(e, "problem_mark", None)
         line = f" (line {where.line + 1} of the frontmatter)" if where is not None else ""
@@ -78,13 +90,7 @@ def _frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
             f"{path}: invalid YAML frontmatter{line}: {getattr(e, 'problem', None) or e}",
             hint='quote values that contain ":" or "#", e.g. description: "Use it: always"',
         ) from e
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        raise ConfigError(
-            f"{path}: the frontmatter must be key: value lines", hint="use name: and description:"
-        )
-    return meta, parts[2]
+    return {} if meta is None else meta
 
 
 def load_skill(

@@ -34,8 +34,8 @@ from openbot.cli.app import main
 sys.exit(main())
 """
 # pydantic: typer coerces option values with it (cli/coercion.py answers the plain ones); frontmatter:
-# the config's `+++` split is ours (it imported PyYAML for every run).
-NOT_BEFORE_THE_FIRST_REQUEST = ("pydantic", "pydantic_core", "typer._adapters", "frontmatter")
+# the config's `+++` split is ours; yaml: the shipped skills' plain frontmatter (config/plain_yaml.py).
+NOT_BEFORE_THE_FIRST_REQUEST = ("pydantic", "pydantic_core", "typer._adapters", "frontmatter", "yaml")
 
 
 def _first_request_modules(tmp_path: Path, repo: Path, args: list[str]) -> set[str]:
