@@ -1,15 +1,32 @@
-"""Imports every command module so each registers its commands on `app`."""
+"""Imports the command modules so each registers its commands on `app`: every one, or only those of the
+command a command line names (`openbot run …` builds none of the others: ~10 ms of its start)."""
 
-from openbot.cli import (  # noqa: F401
-    bots_cmd,
-    digest_cmd,
-    doctor_cmd,
-    eval_cmd,
-    fleet_cmd,
-    history_cmd,
-    memory_cmd,
-    memory_cmd_legacy,
-    run_cmd,
-    skills_cmd,
-    trust_cmd,
-)
+from __future__ import annotations
+
+# Each top-level command, by the name it has on the command line.
+NAMES = ("bots", "digest", "doctor", "eval", "fleet", "history", "memory", "run", "skills", "trust")
+
+
+def register(name: str = "") -> None:
+    """Register `name`'s command; every command when `name` is not one (a typo gets typer's full answer)."""
+    every = name not in NAMES
+    if every or name == "bots":
+        from openbot.cli import bots_cmd  # noqa: F401
+    if every or name == "digest":
+        from openbot.cli import digest_cmd  # noqa: F401
+    if every or name == "doctor":
+        from openbot.cli import doctor_cmd  # noqa: F401
+    if every or name == "eval":
+        from openbot.cli import eval_cmd  # noqa: F401
+    if every or name == "fleet":
+        from openbot.cli import fleet_cmd  # noqa: F401
+    if every or name == "history":
+        from openbot.cli import history_cmd  # noqa: F401
+    if every or name == "memory":
+        from openbot.cli import memory_cmd, memory_cmd_legacy  # noqa: F401
+    if every or name == "run":
+        from openbot.cli import run_cmd  # noqa: F401
+    if every or name == "skills":
+        from openbot.cli import skills_cmd  # noqa: F401
+    if every or name == "trust":
+        from openbot.cli import trust_cmd  # noqa: F401

@@ -90,10 +90,12 @@ def _root(
     """Run autonomous coding bots on git repositories."""
 
 
-def get_app() -> typer.Typer:
-    """The app with every command registered (command modules import heavy libraries only inside commands)."""
-    from openbot.cli import commands  # noqa: F401
+def get_app(command: str = "") -> typer.Typer:
+    """The app with every command registered, or only `command` when it names one (command modules import
+    heavy libraries only inside commands)."""
+    from openbot.cli import commands
 
+    commands.register(command)
     return app
 
 
@@ -137,13 +139,18 @@ def _with_optional_values(argv: list[str]) -> list[str]:
     return out
 
 
-def build_command() -> Any:
-    """The click command typer makes of the app, as `openbot` runs it (and scripts/render_help.py renders)."""
-    command = typer.main.get_command(get_app())
+def build_command(name: str = "") -> Any:
+    """The click command typer makes of the app, as `openbot` runs it (and scripts/render_help.py renders);
+    with `name`, only that command is registered (see `run`)."""
+    command = typer.main.get_command(get_app(name))
     _hide_flag_types(command)
     return command
 
 
 def run(argv: list[str]) -> None:
-    """Parse argv and run the command (exits, as click does)."""
-    build_command()(args=_with_optional_values(argv))
+    """Parse argv and run the command (exits, as click does). `openbot <command> …` builds only that
+    command: what the group does with the others (list them) happens only without one, or in completion."""
+    import os
+
+    first = argv[0] if argv and "_OPENBOT_COMPLETE" not in os.environ else ""
+    build_command(first)(args=_with_optional_values(argv))

@@ -91,3 +91,31 @@ def test_the_entry_point_module_imports_no_heavy_library() -> None:
     }
     assert "openbot.cli.app" in loaded
     assert [m for m in ("typer", "rich", "pydantic", "httpx2", "pygit2", "tomlkit") if m in loaded] == []
+
+
+def test_each_command_registers_alone_and_names_lists_them_all() -> None:
+    # `openbot <command> …` registers only that command (cli/commands.py): NAMES must name every one.
+    # That each alone prints the same help as in the full app: tests/cli/test_stored_help.py.
+    code = (
+        "import json, sys\n"
+        "from openbot.cli.typer_app import build_command\n"
+        "print(json.dumps(sorted(build_command(sys.argv[1]).commands)))\n"
+    )
+
+    def built(name: str) -> list[str]:
+        out = subprocess.run(
+            [sys.executable, "-c", code, name],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 0, out.stderr
+        return list(json.loads(out.stdout))
+
+    from openbot.cli.commands import NAMES
+
+    assert built("") == sorted(NAMES) == built("no-such-command")
+    for name in NAMES:
+        assert name in built(name)
+    assert built("run") == ["run"]

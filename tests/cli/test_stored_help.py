@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from openbot.cli import stored_help
+from openbot.cli.commands import NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 RENDER = ROOT / "scripts" / "render_help.py"
@@ -66,7 +67,15 @@ def _own_stderr(stderr: str) -> str:
 
 @pytest.mark.parametrize(
     "args",
-    [["--help"], ["-h"], [], ["run", "--help"], ["bots"], ["memory", "set", "--help"], ["--version"]],
+    [
+        ["--help"],
+        ["-h"],
+        [],
+        ["bots"],
+        ["memory", "set", "--help"],
+        ["--version"],
+        *([name, "--help"] for name in NAMES),  # each command built alone by typer_app.run
+    ],
     ids=" ".join,
 )
 def test_the_stored_help_is_what_typer_prints_and_imports_no_typer(
