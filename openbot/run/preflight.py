@@ -54,7 +54,8 @@ def repo_skills_allowed(repo: RepoInfo | None, explicit: bool) -> tuple[bool, st
 
     if repo is None:
         return False, ""
-    return trust.repo_skills_allowed(repo.workdir, repo_identity(repo), explicit or trust.env_trusts())
+    explicit = explicit or trust.env_trusts()
+    return trust.repo_skills_allowed(repo.workdir, lambda: repo_identity(repo), explicit)
 
 
 def repo_layers(bot: BotRef, repo: RepoInfo | None, explicit: bool) -> tuple[list[Layer | None], str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -177,13 +178,14 @@ def require_trusted_bot(repo_root: Path, identity: str, name: str, wants: str, e
     )
 
 
-def repo_skills_allowed(repo_root: Path, identity: str, explicit: bool) -> tuple[bool, str]:
-    """Whether `.openbot/skills/` may reach the prompt, and a line to show when it may not."""
+def repo_skills_allowed(repo_root: Path, identity: Callable[[], str], explicit: bool) -> tuple[bool, str]:
+    """Whether `.openbot/skills/` may reach the prompt, and a line to show when it may not; the repository's
+    identity is worked out (git runs) only when there are skills to look up."""
     try:
         subject = skills_subject(repo_root)
     except ConfigError as e:
         return False, f"skipped the repository's skills: {e.one_line()}"
-    if not subject.sha256 or explicit or TrustStore.load(identity).trusted(subject):
+    if not subject.sha256 or explicit or TrustStore.load(identity()).trusted(subject):
         return True, ""
     return False, (
         f"skipped the repository's skills ({subject.path}): not trusted in this version; "

@@ -80,3 +80,22 @@ def test_trust_refuses_what_it_cannot_trust(tmp_path: Path, repo: Path, openbot_
     damaged = run_cli("trust", "ci", cwd=repo)
     assert damaged.returncode == 2 and "not a trust record openbot wrote" in damaged.stderr
     assert len(damaged.stderr.strip().splitlines()) == 1
+
+
+def test_a_repository_without_skills_needs_no_identity(repo: Path) -> None:
+    # The identity runs git (twice, on a repository with past runs): a run's start pays it only when the
+    # repository commits skills to look up.
+    def no_identity() -> str:
+        raise AssertionError("the identity was worked out")
+
+    assert trust.repo_skills_allowed(repo, no_identity, explicit=False) == (True, "")
+    (repo / ".openbot" / "skills").mkdir(parents=True)
+    (repo / ".openbot" / "skills" / "s.md").write_text("---\nname: s\n---\nbody\n")
+    asked: list[bool] = []
+
+    def identity() -> str:
+        asked.append(True)
+        return "example.com/repo"
+
+    allowed, why = trust.repo_skills_allowed(repo, identity, explicit=False)
+    assert asked == [True] and not allowed and "not trusted" in why
