@@ -102,6 +102,7 @@ class ContextKeeper:
         self.compactions = 0
         self.largest_prompt = 0
         self._sizes: list[int] = []
+        self._total = 0  # sum(self._sizes)
         self._counted: tuple[int, int] | None = None  # (prompt tokens the API counted, messages sent)
 
     def observe(self, prompt_tokens: int, messages_sent: int) -> None:
@@ -140,21 +141,25 @@ class ContextKeeper:
             self.window = min(self.window, maximum) if self.window else maximum
 
     def measure(self, messages: list[Message]) -> int:
-        # Only the newest message can change in place (user text joins it); earlier sizes are cached.
-        del self._sizes[max(len(self._sizes) - 1, 0) :]
-        self._sizes.extend(estimate_tokens(m) for m in messages[len(self._sizes) :])
+        # Only the newest message can change in place (user text joins it); earlier sizes are cached, and
+        # so is their sum: a call's work does not grow with the conversation.
+        if self._sizes:
+            self._total -= self._sizes.pop()
+        for message in messages[len(self._sizes) :]:
+            self._sizes.append(estimate_tokens(message))
+            self._total += self._sizes[-1]
         if self._counted is not None and self._counted[1] <= len(messages):
             # The size that decides is the API's: what it counted, plus an estimate of what came since.
             counted, sent = self._counted
             return counted + sum(self._sizes[sent:])
-        return self.fixed_tokens + sum(self._sizes)
+        return self.fixed_tokens + self._total
 
     def needs_compaction(self, messages: list[Message]) -> bool:
         return len(messages) > 1 and self.measure(messages) > self.window * self.trigger
 
     def reset(self) -> None:
         """A new segment began: nothing the API counted describes it any more."""
-        self._sizes, self._counted = [], None
+        self._sizes, self._total, self._counted = [], 0, None
 
 
 def compact(

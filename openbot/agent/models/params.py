@@ -18,6 +18,8 @@ stays append-only.
 
 from __future__ import annotations
 
+import json
+import operator
 from typing import cast
 
 from openbot.agent.models.base import ModelOptions, ModelRequest
@@ -46,8 +48,11 @@ def thinking_param(thinking: str, max_tokens: int) -> dict[str, object] | None:
     return {"type": "enabled", "budget_tokens": budget}
 
 
-def build_params(model: str, request: ModelRequest, options: ModelOptions | None = None) -> dict[str, object]:
-    """The `messages.stream` kwargs for `request`, with cache breakpoints on copies of its data."""
+def build_params(
+    model: str, request: ModelRequest, options: ModelOptions | None = None, prepared: Prepared | None = None
+) -> dict[str, object]:
+    """The `messages.stream` kwargs for `request`, with cache breakpoints on copies of its data;
+    `prepared` keeps what earlier calls prepared of the same conversation."""
     opts = options or ModelOptions()
     marker = cache_marker(opts.cache_ttl)
     params: dict[str, object] = {"model": model, "max_tokens": request.max_tokens}
@@ -57,7 +62,7 @@ def build_params(model: str, request: ModelRequest, options: ModelOptions | None
         params["tools"] = tools
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": dict(marker)}]
-    params["messages"] = marked_messages(request.messages, marker)
+    params["messages"] = (prepared or Prepared()).marked(request.messages, marker)
     thinking = thinking_param(opts.thinking, request.max_tokens)
     if thinking is not None:
         params["thinking"] = thinking
@@ -75,17 +80,73 @@ def marked_messages(messages: list[Message], marker: CacheControl | None = None)
     """Block-list content with breakpoints on the newest message and the user message before it; any
     other marker is dropped, so the request never carries more than 4. The conversation is not changed:
     a message is copied only where it differs (not the whole conversation on every call)."""
-    out = [_unmarked(msg) for msg in messages]
-    if not out:
+    return Prepared().marked(messages, marker or cache_marker("5m"))
+
+
+class Encoded(list[Message]):
+    """Messages as sent, with the JSON of each (`fragments`): `encode_body` joins those instead of
+    encoding the whole conversation again."""
+
+    fragments: list[str]
+
+
+def encode(value: object) -> str:
+    """JSON as the request body carries it (the encoding `encode_body` must reproduce byte for byte)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def encode_body(body: dict[str, object]) -> str:
+    """`encode(body)`, byte for byte, with an `Encoded` value spliced from its fragments."""
+    parts = []
+    for key, value in body.items():
+        text = f"[{', '.join(value.fragments)}]" if isinstance(value, Encoded) else encode(value)
+        parts.append(f"{encode(key)}: {text}")
+    return "{" + ", ".join(parts) + "}"
+
+
+class Prepared:
+    """The conversation as sent, kept from call to call (one per backend): each stored message's unmarked
+    form and its JSON. A call prepares only the messages it has not seen (by identity: stored messages
+    are never changed in place, a change replaces the message) and the two it marks; what every call
+    repeats is copying references and joining text, which is the serialising itself."""
+
+    def __init__(self) -> None:
+        self._seen: list[Message] = []  # the conversation's messages, as last given
+        self._sent: list[Message] = []  # each without markers (the same object when it had none)
+        self._json: list[str] = []
+        self.prepared = 0  # messages scanned and encoded so far: the work tests count
+
+    def marked(self, messages: list[Message], marker: CacheControl) -> Encoded:
+        self._sync(messages)
+        out = Encoded(self._sent)
+        out.fragments = list(self._json)
+        newest = len(out) - 1
+        previous_user = next((i for i in range(newest - 1, -1, -1) if out[i]["role"] == "user"), None)
+        for i in (newest, previous_user):
+            if i is not None and i >= 0:
+                blocks = [cast(Block, dict(b)) for b in blocks_of(out[i])]
+                out[i] = {"role": out[i]["role"], "content": blocks}
+                _mark_last_block(blocks, marker)
+                out.fragments[i] = encode(out[i])
+                self.prepared += 1
         return out
-    newest = len(out) - 1
-    previous_user = next((i for i in range(newest - 1, -1, -1) if out[i]["role"] == "user"), None)
-    for i in (newest, previous_user):
-        if i is not None:
-            blocks = [cast(Block, dict(b)) for b in blocks_of(out[i])]
-            out[i] = {"role": out[i]["role"], "content": blocks}
-            _mark_last_block(blocks, marker or cache_marker("5m"))
-    return out
+
+    def _sync(self, messages: list[Message]) -> None:
+        """Keep what is unchanged at the front; prepare the rest."""
+        seen = self._seen
+        same = len(seen) <= len(messages) and all(map(operator.is_, seen, messages))
+        if not same:
+            pairs = enumerate(zip(seen, messages, strict=False))
+            keep = next((i for i, (a, b) in pairs if a is not b), min(len(seen), len(messages)))
+        else:
+            keep = len(seen)
+        del seen[keep:], self._sent[keep:], self._json[keep:]
+        for msg in messages[keep:]:
+            sent = _unmarked(msg)
+            seen.append(msg)
+            self._sent.append(sent)
+            self._json.append(encode(sent))
+            self.prepared += 1
 
 
 def _unmarked(msg: Message) -> Message:

@@ -29,6 +29,8 @@ class Recorded:
     headers: dict[str, str]
     body: dict[str, object]
     raw: bytes
+    received: float = 0.0  # time.monotonic() when the whole request had arrived
+    answered: float = 0.0  # ... when the last byte of the answer was written (0: none was)
 
 
 @dataclass
@@ -153,9 +155,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        received = time.monotonic()  # benchmarks: openbot's own time is between an answer and a request
         body = json.loads(raw or b"{}")
-        self.api.requests.append(Recorded(self.path, dict(self.headers.items()), body, raw))
+        recorded = Recorded(self.path, dict(self.headers.items()), body, raw, received)
+        self.api.requests.append(recorded)
         self.close_connection = True
+        try:
+            self._answer(body)
+        finally:
+            recorded.answered = time.monotonic()
+
+    def _answer(self, body: dict[str, Any]) -> None:
         path = self.path.split("?")[0]
         if path == "/v1/messages/count_tokens":
             return self._json(200, {"input_tokens": wire.prompt_tokens(compaction.live(body))})

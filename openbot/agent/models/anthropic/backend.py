@@ -46,7 +46,7 @@ from openbot.agent.models.base import (
     with_room,
 )
 from openbot.agent.models.outage import Outage, Patience, Watch, retry_after, with_patience
-from openbot.agent.models.params import build_params
+from openbot.agent.models.params import Prepared, build_params
 from openbot.agent.models.pricing import price_usage
 from openbot.errors import ModelError, UsageError
 from openbot.events import EventSink, Notice, TextDelta
@@ -87,6 +87,7 @@ class AnthropicModel:
         self.output_ceiling = max_output_tokens  # the model's own maximum (Models API), when known
         self._client = client
         self.fixes = Fixes()  # what 400s the request could fix changed (recover.py)
+        self.prepared = Prepared()  # the conversation as sent, kept from call to call
 
     @property
     def client(self) -> Connection:
@@ -139,7 +140,7 @@ class AnthropicModel:
         room = self.fixes.max_tokens
         if room is not None and request.max_tokens > room:
             request = replace(request, max_tokens=room)
-        return applied(build_params(self.model, request, self.options), self.fixes)
+        return applied(build_params(self.model, request, self.options, self.prepared), self.fixes)
 
     def _attempt(
         self, params: dict[str, object], sink: EventSink, billed: Usage, patience: Patience

@@ -23,6 +23,7 @@ from typing import Any
 
 from openbot import __version__
 from openbot.agent.models import sse
+from openbot.agent.models.params import encode_body
 
 API_VERSION = "2026-10-21"  # the SDK's ANTHROPIC_API_VERSION (anthropic 2.12)
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -149,13 +150,15 @@ class Connection:
         value = response.json()
         return value if isinstance(value, dict) else {}
 
-    def _request(self, method: str, path: str, body: object, timeout: float, betas: Sequence[str]) -> object:
+    def _request(
+        self, method: str, path: str, body: dict[str, object] | None, timeout: float, betas: Sequence[str]
+    ) -> object:
         import httpx2
 
         headers = dict(self._headers)  # `accept: application/json` on streams too, as the SDK sends
         if betas:  # as the SDK's beta namespace: the header (the route is the same)
             headers["anthropic-beta"] = ",".join(betas)
-        content = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+        content = None if body is None else encode_body(body).encode()
         limits = httpx2.Timeout(timeout, connect=min(CONNECT_TIMEOUT_SECS, timeout))
         return self.client.build_request(
             method, self.base_url + path, headers=headers, content=content, timeout=limits
