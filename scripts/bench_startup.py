@@ -54,6 +54,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
 SESSIONS = 3000
 CODEX_HELP = "codex --help"
+BEFORE = "before"
 NO_PARAMS = "bare typer app, no parameters"
 BARE_HELP = "bare typer app --help"
 ONE_ARG = "bare typer app, one str argument"
@@ -118,6 +119,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11, help="interleaved runs per command (at least 5)")
     parser.add_argument("--only", choices=["help", "first-request"], help="one of the two parts")
+    parser.add_argument(
+        "--before", metavar="DIR", help="also time the openbot package in DIR (a checkout of an older commit)"
+    )
     args = parser.parse_args()
     runs = max(5, args.runs)
     # An installed openbot has its bytecode compiled; with PYTHONDONTWRITEBYTECODE set (as on some CI
@@ -129,14 +133,14 @@ def main() -> int:
     )
     missed = 0
     if args.only in (None, "help"):
-        missed += _fast_commands(runs)
+        missed += _fast_commands(runs, args.before)
     if args.only in (None, "first-request"):
         print()
-        missed += _first_request(runs)
+        missed += _first_request(runs, args.before)
     return 1 if missed else 0
 
 
-def _fast_commands(runs: int) -> int:
+def _fast_commands(runs: int, before: str | None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="openbot-bench-"))
     try:
         repo, env = _setup(tmp)
@@ -155,14 +159,20 @@ def _fast_commands(runs: int) -> int:
             "openbot memory bench show": [*ob, "memory", "bench", "show"],
             HISTORY: [*ob, "history", "bench"],
         }
+        if before:
+            commands[f"openbot --help ({BEFORE})"] = [*ob, "--help"]
+            commands[f"openbot memory bench show ({BEFORE})"] = [*ob, "memory", "bench", "show"]
         if shutil.which("codex"):
             commands[CODEX_HELP] = ["codex", "--help"]
+        envs = {
+            name: {**env, "PYTHONPATH": before} if BEFORE in name and before else env for name in commands
+        }
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-        for cmd in commands.values():  # warm the page cache once
-            _time(cmd, repo, env)
+        for name, cmd in commands.items():  # warm the page cache once
+            _time(cmd, repo, envs[name])
         for _ in range(runs):
             for name, cmd in commands.items():
-                times[name].append(_time(cmd, repo, env))
+                times[name].append(_time(cmd, repo, envs[name]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return _report(times)
@@ -181,8 +191,14 @@ def _report(times: dict[str, list[tuple[float, float]]]) -> int:
     `--version` are held to `codex --help` (CPU, and wall as per-round pairs)."""
     wall = {name: statistics.median(w for w, _ in t) for name, t in times.items()}
     cpu = {name: statistics.median(c for _, c in t) for name, t in times.items()}
-    like = {"openbot memory bench show": ONE_ARG, HISTORY: ONE_ARG}
-    for name in ("openbot --help", "openbot run --help", "openbot --version"):
+    like = {
+        "openbot memory bench show": ONE_ARG,
+        HISTORY: ONE_ARG,
+        f"openbot memory bench show ({BEFORE})": ONE_ARG,
+    }
+    for name in ("openbot --help", "openbot run --help", "openbot --version", f"openbot --help ({BEFORE})"):
+        if name not in times:
+            continue
         like[name] = CODEX_HELP if CODEX_HELP in times else BARE_HELP
     columns = ["command", "wall s", "CPU s", "wall × no-param", "like-for-like", "wall ×", "CPU ×"]
     print("| " + " | ".join([*columns, "target", "met"]) + " |")
@@ -192,12 +208,16 @@ def _report(times: dict[str, list[tuple[float, float]]]) -> int:
         base = like.get(name)
         if name == HISTORY:
             target, ok = "CPU < 0.300 s", cpu[name] < 0.3
+        elif base == CODEX_HELP and BEFORE in name:
+            target, ok = "", True  # the figure to compare with, not a target
         elif base == CODEX_HELP:
             target, ok = (
                 "CPU and wall ≤ 1.0× codex --help",
                 cpu[name] <= cpu[base]
                 and _paired([w for w, _ in times[name]], [w for w, _ in times[base]]) <= 1.0,
             )
+        elif base and BEFORE in name:
+            target, ok = "", True
         elif base:
             target, ok = "CPU ≤ 1.3× like-for-like", cpu[name] <= 1.3 * cpu[base]
         else:
@@ -256,7 +276,7 @@ class _Watch:
             self.first = (t, _tree_cpu(self.pid))
 
 
-def _first_request(runs: int) -> int:
+def _first_request(runs: int, before: str | None) -> int:
     import bench_side_by_side as sbs  # the scenario, its Anthropic stand-in and its Responses stand-in
 
     watch = _Watch()
@@ -274,6 +294,9 @@ def _first_request(runs: int) -> int:
     base.mkdir(parents=True, exist_ok=True)
     state = Path(tempfile.mkdtemp(prefix="openbot-bench-startup-", dir=base))
     peers = {"openbot run": _openbot_run(state, api.base_url)}
+    if before:
+        argv, env = peers["openbot run"]
+        peers[f"openbot run ({BEFORE})"] = (argv, {**env, "PYTHONPATH": before})
     if shutil.which("codex"):
         peers["codex exec"] = _codex_exec(state, f"http://{host!s}:{port}")
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in peers}
@@ -303,6 +326,12 @@ def _first_request(runs: int) -> int:
         print(f"| `{name}` | {wall:.3f} | {cpu:.3f} | {ratios[0]} | {ratios[1]} |")
     if "codex exec" not in times:
         return 0
+    if before:
+        now, then = times["openbot run"], times[f"openbot run ({BEFORE})"]
+        print(
+            f"\nnow ÷ before (pairs): wall {_paired([w for w, _ in now], [w for w, _ in then]):.2f}×,"
+            f" CPU {_paired([c for _, c in now], [c for _, c in then]):.2f}×"
+        )
     ob, cx = times["openbot run"], times["codex exec"]
     ok = (
         _paired([w for w, _ in ob], [w for w, _ in cx]) <= 1.0
