@@ -15,11 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-import tomlkit
-from tomlkit.exceptions import TOMLKitError
-
 from openbot import paths
-from openbot.config.frontmatter import refuse_yaml_frontmatter, split_frontmatter, toml_value
+from openbot.config.frontmatter import parse_toml, refuse_yaml_frontmatter, split_frontmatter, toml_value
 
 # The key table lives in config/keys.py; these names stay importable from here.
 from openbot.config.keys import BUILTIN_TOOLS
@@ -162,26 +159,26 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
             close = difflib.get_close_matches(key, fields, n=1)
             hint = f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(fields)}"
             raise ConfigError(f"{source}: unknown key '{key}'", hint=hint)
-        shown = toml_value(value)
         if not _type_ok(value, hints[key]):
             raise ConfigError(
-                f"{source}: key '{key}' must be {_type_name(hints[key])}, got {shown}",
+                f"{source}: key '{key}' must be {_type_name(hints[key])}, got {toml_value(value)}",
                 hint=f"fix the value of '{key}'",
             )
         choices = fields[key].metadata["choices"]
         if choices and value not in choices:
             listed = ", ".join(c or '"" (the default)' for c in choices)
             raise ConfigError(
-                f"{source}: key '{key}' has unknown value {shown}", hint=f"use one of: {listed}"
+                f"{source}: key '{key}' has unknown value {toml_value(value)}", hint=f"use one of: {listed}"
             )
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(
-                f"{source}: key '{key}' must be a finite number, got {shown}", hint=_non_finite_hint(key)
+                f"{source}: key '{key}' must be a finite number, got {toml_value(value)}",
+                hint=_non_finite_hint(key),
             )
         allowed = fields[key].metadata["range"]
         if isinstance(value, int | float) and not isinstance(value, bool) and not allowed.allows(value):
             raise ConfigError(
-                f"{source}: key '{key}' must be {allowed}, got {shown}",
+                f"{source}: key '{key}' must be {allowed}, got {toml_value(value)}",
                 hint=f"e.g. {key} = {toml_value(fields[key].default)}",
             )
     # Checked here, not mid-run, so `bots show`, `doctor` and `run` all refuse them before anything starts.
@@ -255,12 +252,7 @@ def parse_text(text: str, path: Path) -> BotFile:
     if fm is None:
         refuse_yaml_frontmatter(text, path)
         return BotFile(path, BotConfig(), {}, body.strip())
-    try:
-        values = tomlkit.parse(fm).unwrap()
-    except TOMLKitError as e:
-        raise ConfigError(
-            f"{path}: invalid TOML in the +++ frontmatter: {e}", hint="fix the TOML syntax"
-        ) from e
+    values = parse_toml(fm, f"{path}: invalid TOML in the +++ frontmatter")
     values, notices = split_legacy(values, path)
     return BotFile(path, validate(values, str(path)), values, body.strip(), notices)
 
@@ -288,6 +280,8 @@ def resolve(file_values: dict[str, object], flags: dict[str, object], source: st
 
 def render(values: dict[str, object], instructions: str) -> str:
     """A config.md text that `parse_text` reads back to the same values and instructions."""
+    import tomlkit
+
     validate(values, "new config")
     doc = tomlkit.document()
     for key, value in values.items():

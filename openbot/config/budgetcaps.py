@@ -57,19 +57,14 @@ def home_file() -> Path:
 
 def load_caps() -> Caps | None:
     """The caps of $OPENBOT_HOME/budget.toml; None without the file; ConfigError naming file and key."""
-    import tomlkit
-    from tomlkit.exceptions import TOMLKitError
-
+    from openbot.config.frontmatter import parse_toml
     from openbot.files import read_user_text
 
     path = home_file()
     if not path.exists() and not path.is_symlink():
         return None
     text = read_user_text(path, root=path.parent, limit=256 * 1024, what="budget file")
-    try:
-        values: dict[str, object] = tomlkit.parse(text).unwrap()
-    except TOMLKitError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}", hint="fix the TOML syntax") from e
+    values = parse_toml(text, f"{path}: invalid TOML")
     caps: list[Cap] = []
     for key, value in values.items():
         if key == "overall":

@@ -1,15 +1,12 @@
-"""The `+++` TOML frontmatter of a config.md: the split into TOML and body (TOML parsed by tomlkit, which
-keeps comments when `bots create` writes a config), and TOML spelling of values. The split is two regular
-expressions, so reading a config imports no YAML (python-frontmatter, which this once subclassed, imports
-PyYAML: ~20 ms of every run's start)."""
+"""The `+++` TOML frontmatter of a config.md: the split into TOML and body, the TOML read (as tomlkit
+reads it; tomlkit keeps comments when `bots create` writes a config), and TOML spelling of values. The
+split is two regular expressions, so reading a config imports no YAML (python-frontmatter, which this
+once subclassed, imports PyYAML: ~20 ms of every run's start)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-
-import tomlkit
-from tomlkit.exceptions import TOMLKitError
 
 from openbot.errors import ConfigError
 
@@ -17,8 +14,31 @@ from openbot.errors import ConfigError
 FM_BOUNDARY = re.compile(r"^\+{3}[ \t]*\r?$", re.MULTILINE)
 
 
+def parse_toml(text: str, where: str) -> dict[str, object]:
+    """The values of a TOML text, as `tomlkit.parse(text).unwrap()` gives them; an invalid text is a
+    ConfigError `<where>: <tomlkit's message>`. Python's own parser reads it first (tomlkit's import and
+    parse cost a run's start ~20 ms); a text it refuses goes to tomlkit, whose answer (or error) stands."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        pass
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        values: dict[str, object] = tomlkit.parse(text).unwrap()
+    except TOMLKitError as e:
+        raise ConfigError(f"{where}: {e}", hint="fix the TOML syntax") from e
+    return values
+
+
 def toml_value(value: object) -> str:
     """A value as it is spelled in config.md (`true`, `"text"`, `1.5`), for messages and `bots show`."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
     if value is None:
         return "(not set)"  # an optional key's default: TOML has no null
     try:

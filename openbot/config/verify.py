@@ -50,19 +50,14 @@ def home_file() -> Path:
 
 def team_commands() -> tuple[str, ...]:
     """`verify` of $OPENBOT_HOME/verify.toml (none when the file does not exist); ConfigError otherwise."""
-    import tomlkit
-    from tomlkit.exceptions import TOMLKitError
-
+    from openbot.config.frontmatter import parse_toml
     from openbot.files import read_user_text
 
     path = home_file()
     if not path.exists() and not path.is_symlink():
         return ()
     text = read_user_text(path, root=path.parent, limit=256 * 1024, what="verify file")
-    try:
-        values: dict[str, object] = tomlkit.parse(text).unwrap()
-    except TOMLKitError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}", hint="fix the TOML syntax") from e
+    values = parse_toml(text, f"{path}: invalid TOML")
     for key in values:
         if key not in HOME_KEYS:
             raise ConfigError(f"{path}: unknown key '{key}'", hint='the file holds verify = ["command", ...]')

@@ -35,7 +35,15 @@ sys.exit(main())
 """
 # pydantic: typer coerces option values with it (cli/coercion.py answers the plain ones); frontmatter:
 # the config's `+++` split is ours; yaml: the shipped skills' plain frontmatter (config/plain_yaml.py).
-NOT_BEFORE_THE_FIRST_REQUEST = ("pydantic", "pydantic_core", "typer._adapters", "frontmatter", "yaml")
+# tomlkit: the config is read by Python's tomllib first (config/frontmatter.parse_toml).
+NOT_BEFORE_THE_FIRST_REQUEST = (
+    "pydantic",
+    "pydantic_core",
+    "typer._adapters",
+    "frontmatter",
+    "yaml",
+    "tomlkit",
+)
 
 
 def _first_request_modules(tmp_path: Path, repo: Path, args: list[str]) -> set[str]:
