@@ -11,10 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openbot.errors import GitError
-from openbot.git.home import bring_home
 from openbot.git.repo import RepoInfo
 from openbot.git.runsdir import detach, empty_trash, owners, runs_lock
-from openbot.git.wip import left_out_line
 from openbot.processes import owner_gone, stop_processes_in
 
 
@@ -49,6 +47,10 @@ def sweep_dead(repo: RepoInfo) -> list[SweptRun]:
                 continue
             run_id = str(owner.get("run_id", "?"))
             if not missing:
+                # what brings a branch home is imported only when a run died (not on every run's start)
+                from openbot.git.home import bring_home
+                from openbot.git.wip import left_out_line
+
                 stop_processes_in(rr.path)  # the dead run's command may still be writing there
                 bot = str(owner.get("bot", "?"))
                 try:

@@ -286,8 +286,8 @@ def new_record(plan: RunPlan) -> RunRecord:
 
 def run(plan: RunPlan, view: View, inbox: Input, guard: Guard, cancel: Cancel) -> RunResult:
     """The run, then word of how it ended to the bot's `[[notify]]` targets."""
-    from openbot.run.notify import notify_run
-
     result = Runner(plan, view, inbox, guard, cancel).execute()
+    from openbot.run.notify import notify_run  # after the run: not a cost of its start
+
     notify_run(plan, result, view)
     return result

@@ -35,7 +35,9 @@ sys.exit(main())
 """
 # pydantic: typer coerces option values with it (cli/coercion.py answers the plain ones); frontmatter:
 # the config's `+++` split is ours; yaml: the shipped skills' plain frontmatter (config/plain_yaml.py).
-# tomlkit: the config is read by Python's tomllib first (config/frontmatter.parse_toml).
+# tomlkit: the config is read by Python's tomllib first (config/frontmatter.parse_toml). openbot.git.home,
+# .git.wip: what brings a branch home comes at the end (or with a sweep that finds a dead run);
+# openbot.run.notify: after the run.
 NOT_BEFORE_THE_FIRST_REQUEST = (
     "pydantic",
     "pydantic_core",
@@ -43,6 +45,9 @@ NOT_BEFORE_THE_FIRST_REQUEST = (
     "frontmatter",
     "yaml",
     "tomlkit",
+    "openbot.git.home",
+    "openbot.git.wip",
+    "openbot.run.notify",
 )
 
 
