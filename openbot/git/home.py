@@ -72,8 +72,10 @@ def bring_home(rr: RunRepo, wip_message: str, limits: WipLimits = DEFAULT_LIMITS
         if branch == rr.branch:
             rr.home_tip = wip or tip
             record_home_tip(rr)
-    finally:
+    except BaseException:
         rmtree(rr.carrier)
+        raise
+    # Home: the carrier goes with the run's directories (runsdir.detach), which every caller removes next.
     said = tuple(f"{path} ({why})" for path, why in left_out.items())
     return Homecoming(branch, wip or tip, wip, "; ".join(n for n in notes if n), said)
 

@@ -32,6 +32,7 @@ from openbot.git.runsdir import (
     RunRepo,
     detach,
     empty_trash,
+    empty_trash_later,
     free_name,
     holder_of,
     runs_lock,
@@ -102,14 +103,18 @@ def reopen_run_repo(repo: RepoInfo, branch: str, bot: str, run_id: str, start: s
     return rr
 
 
-def remove_run_repo(rr: RunRepo) -> None:
-    """Delete the run's checkout and repository (call once its branch is home). Idempotent."""
+def remove_run_repo(rr: RunRepo, later: bool = False) -> None:
+    """Delete the run's checkout and repository (call once its branch is home). Idempotent. `later`:
+    they are moved aside now and deleted by a process of their own (runsdir.empty_trash_later)."""
     try:
         with runs_lock(rr.common_dir):
             trash = detach(rr)
     except OSError as e:
         raise GitError(f"could not remove the run's repository {rr.git_dir}: {e}") from e
-    empty_trash(trash)
+    if later:
+        empty_trash_later(trash)
+    else:
+        empty_trash(trash)
 
 
 def _make(rr: RunRepo, user: pygit2.Repository, tip: str = "") -> None:

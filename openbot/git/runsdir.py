@@ -6,7 +6,8 @@
     openbot-worktrees/<name>.owner.json   who runs there, on which branch (openbot's; the agent cannot
                                           write here: only <name>/ and <name>.git/ are writable to it)
     openbot-worktrees/<name>.carry/       openbot's private git dir while the branch is brought home
-    openbot-worktrees/.trash-<name>*      what is being deleted
+    openbot-worktrees/.trash-<name>*      what is being deleted (at a run's end by an `rm` of its own,
+                                          not waited for; whatever is left, the next sweep deletes)
 
 Everything openbot decides about a run follows from its name and its owner record, never from files the
 agent can rewrite.
@@ -187,3 +188,21 @@ def detach(rr: RunRepo) -> list[Path]:
 def empty_trash(paths: list[Path]) -> None:
     for p in paths:
         rmtree(p)
+
+
+def empty_trash_later(paths: list[Path]) -> None:
+    """Hand the trash's directories to an `rm -rf` of their own, not waited for: deleting a checkout is
+    most of a run's end and nothing needs to wait on it (the work is home; the trash is openbot's
+    scratch). What it cannot delete (a directory the bot made read-only, an rm killed) stays
+    `.trash-*`, which the next run's sweep empties. A symlink or a file is removed here, never followed."""
+    dirs = [p for p in paths if p.is_dir() and not p.is_symlink()]
+    empty_trash([p for p in paths if p not in dirs])
+    if not dirs:
+        return
+    null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    try:  # posix_spawn, not Popen: no object whose collection warns that its child still runs
+        os.posix_spawnp(
+            "rm", ["rm", "-rf", "--", *map(str, dirs)], os.environ, file_actions=null, setsid=True
+        )
+    except OSError:
+        empty_trash(dirs)

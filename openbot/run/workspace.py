@@ -194,7 +194,7 @@ class Workspace:
         home: Homecoming | None = None
         try:
             self.home = home = bring_home(self.wt, message, limits)
-            remove_run_repo(self.wt)
+            remove_run_repo(self.wt, later=True)  # the work is home: nothing waits for the deletion
         except OpenbotError as e:
             self._notice(
                 "worktree_kept",
