@@ -12,7 +12,7 @@ median over rounds), and the end of the run: from the answer holding `session_co
 `openbot run` process (`--verify CMD` gives the bot that verify command, run at session_complete).
 
 Usage: python scripts/bench_per_call.py [--calls 200] [--rounds 3] [--output-bytes 1000]
-       [--sandbox workspace-write] [--verify true] [--json FILE]
+       [--sandbox workspace-write] [--verify true] [--action discard] [--json FILE]
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ GIT_ENV = {
 }
 
 
-def answer(calls: int, output_bytes: int) -> Any:
+def answer(calls: int, output_bytes: int, action: str = "discard") -> Any:
     state = {"n": 0}
 
     def respond(body: dict[str, Any]) -> Reply:
@@ -51,7 +51,7 @@ def answer(calls: int, output_bytes: int) -> Any:
         if n <= calls:  # each command distinct: the same call five times over is "stuck"
             command = f"printf '%0{output_bytes}d' {n}"
             return reply("", [{"name": "shell", "input": {"command": command}, "id": f"toolu_pc_{n}"}])
-        done = {"summary": "done", "action": "discard"}
+        done = {"summary": "done", "action": action}
         return reply("", [{"name": "session_complete", "input": done, "id": "toolu_pc_done"}])
 
     return respond
@@ -77,7 +77,7 @@ def one_run(args: argparse.Namespace) -> dict[str, Any]:
         if args.verify:
             config += f"verify = [{json.dumps(args.verify)}]\n"
         (bot / "config.md").write_text(f"+++\n{config}+++\nBench.\n")
-        with FakeAnthropic(respond=answer(args.calls, args.output_bytes)) as api:
+        with FakeAnthropic(respond=answer(args.calls, args.output_bytes, args.action)) as api:
             env = {**os.environ, **GIT_ENV, "OPENBOT_HOME": str(home)}
             env |= {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-ant-pc-0"}
             proc = subprocess.Popen(
@@ -110,6 +110,9 @@ def main() -> None:
     parser.add_argument("--output-bytes", type=int, default=1000)
     parser.add_argument("--sandbox", default="workspace-write")
     parser.add_argument("--verify", default="", help="a verify command for the bot (default: none)")
+    parser.add_argument(
+        "--action", default="discard", help="session_complete's action (verify skips discard)"
+    )
     parser.add_argument("--json", default="", help="keep every run's figures in this file")
     args = parser.parse_args()
     # A pip-installed openbot has its bytecode compiled; with PYTHONDONTWRITEBYTECODE set every run would
@@ -120,7 +123,7 @@ def main() -> None:
     marks = sorted(set(marks))
     print(
         f"{args.calls} calls, {args.output_bytes} B per output, sandbox {args.sandbox}, verify "
-        f"{args.verify or 'none'}, {args.rounds} rounds, load {os.getloadavg()[0]:.2f}"
+        f"{args.verify or 'none'}, action {args.action}, {args.rounds} rounds, load {os.getloadavg()[0]:.2f}"
     )
     print("| call | openbot's own time (median ms) | request size (kB) |")
     print("|---:|---:|---:|")
