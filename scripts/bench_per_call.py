@@ -13,6 +13,7 @@ median over rounds), and the end of the run: from the answer holding `session_co
 
 Usage: python scripts/bench_per_call.py [--calls 200] [--rounds 3] [--output-bytes 1000]
        [--sandbox workspace-write] [--verify true] [--action discard] [--json FILE]
+       python scripts/bench_per_call.py --build-only [--calls 200] [--rounds 5]: the request's build alone
 """
 
 from __future__ import annotations
@@ -98,6 +99,30 @@ def one_run(args: argparse.Namespace) -> dict[str, Any]:
         return {"own_ms": own, "end_ms": (exited - calls[-1].answered) * 1000, "request_bytes": sizes}
 
 
+def build_costs(calls: int, output_bytes: int, fresh: bool) -> list[float]:
+    """In-process, the model's time left out entirely: ms to build and encode request k of the same run
+    (the backend's kept `Prepared`, or with `fresh` a new one per call, as every call did before)."""
+    from openbot.agent.models.base import ModelRequest
+    from openbot.agent.models.params import Prepared, build_params, encode_body
+    from openbot.agent.tools.registry import default_tools, tool_specs
+    from openbot.state.messages import Message
+
+    specs = tool_specs(default_tools())
+    messages: list[Message] = [{"role": "user", "content": [{"type": "text", "text": "Bench."}]}]
+    kept, costs = Prepared(), []
+    for n in range(1, calls + 1):
+        started = time.perf_counter()
+        params = build_params(MODEL, ModelRequest("You are a bot. " * 400, specs, messages), None,
+                              Prepared() if fresh else kept)  # fmt: skip
+        encode_body({**params, "stream": True}).encode()
+        costs.append((time.perf_counter() - started) * 1000)
+        use = {"type": "tool_use", "id": f"t{n}", "name": "shell", "input": {"command": f"printf {n}"}}
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": f"call {n}"}, use]})
+        result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": f"{n:0{output_bytes}d}"}
+        messages.append({"role": "user", "content": [result]})
+    return costs
+
+
 def window(own: list[float], call: int) -> list[float]:
     lo = max(0, min(call - 5, len(own) - 10))
     return own[lo : lo + 10]
@@ -114,7 +139,10 @@ def main() -> None:
         "--action", default="discard", help="session_complete's action (verify skips discard)"
     )
     parser.add_argument("--json", default="", help="keep every run's figures in this file")
+    parser.add_argument("--build-only", action="store_true", help="only the request's build, in-process")
     args = parser.parse_args()
+    if args.build_only:
+        return print_builds(args)
     # A pip-installed openbot has its bytecode compiled; with PYTHONDONTWRITEBYTECODE set every run would
     # compile its modules again, which no installed copy does.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -135,6 +163,23 @@ def main() -> None:
     print(f"end of run (session_complete answered → exit): median {statistics.median(ends):.0f} ms, {ends}")
     if args.json:
         Path(args.json).write_text(json.dumps(runs))
+
+
+def print_builds(args: argparse.Namespace) -> None:
+    size = args.output_bytes
+    rounds = [
+        (build_costs(args.calls, size, False), build_costs(args.calls, size, True))
+        for _ in range(args.rounds)
+    ]
+    print(
+        f"building and encoding request k in-process ({args.output_bytes} B per output), {args.rounds} rounds"
+    )
+    print("| call | kept (params.Prepared) | fresh each call (before) |")
+    print("|---:|---:|---:|")
+    for call in sorted({c for c in (1, 50, 100, 200, args.calls) if c <= args.calls}):
+        kept = statistics.median(statistics.median(window(k, call)) for k, _ in rounds)
+        fresh = statistics.median(statistics.median(window(f, call)) for _, f in rounds)
+        print(f"| {call} | {kept:.2f} ms | {fresh:.2f} ms |")
 
 
 if __name__ == "__main__":
