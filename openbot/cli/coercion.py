@@ -59,5 +59,7 @@ class Lazy(RuntimeParam):
 def install(param: Any) -> None:
     """Give a typer parameter the lazy coercion (a file parameter keeps typer's)."""
     descriptor = getattr(param, "type_descriptor", None)
-    if descriptor is not None and descriptor.file_annotation is None and param._runtime_param is None:
+    if descriptor is None or getattr(descriptor, "file_annotation", True) is not None:
+        return
+    if getattr(param, "_runtime_param", "not typer 0.29's") is None:  # another typer keeps its own
         param._runtime_param = Lazy(descriptor)

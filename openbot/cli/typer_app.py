@@ -11,7 +11,6 @@ from typer._click.exceptions import UsageError
 from typer.core import TyperGroup
 
 from openbot import __version__
-from openbot.cli import coercion
 from openbot.errors import OpenbotError, debug_enabled, exit_code_of
 from openbot.views.escapes import visible
 
@@ -104,7 +103,7 @@ def _hide_flag_types(command: Any) -> None:
     arguments read the same in every usage line. Values are coerced without pydantic where they can be
     (`cli/coercion.py`)."""
     for param in getattr(command, "params", []):
-        coercion.install(param)
+        _coerce_lazily(param)
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
         if getattr(param, "param_type_name", "") == "argument" and param.name:
@@ -115,12 +114,21 @@ def _hide_flag_types(command: Any) -> None:
         option = make_help_option(ctx)
         if option is not None:
             option.metavar = ""
-            coercion.install(option)
+            _coerce_lazily(option)
         return option
 
     command.get_help_option = help_option
     for sub in getattr(command, "commands", {}).values():
         _hide_flag_types(sub)
+
+
+def _coerce_lazily(param: Any) -> None:
+    """cli/coercion.py's coercion, where typer is the version it was written for (its private API)."""
+    try:
+        from openbot.cli.coercion import install
+    except ImportError:  # another typer: its own coercion, pydantic and all
+        return
+    install(param)
 
 
 OPTIONAL_VALUES = {"--resume": "last"}  # `run --resume` alone: the bot's last run
