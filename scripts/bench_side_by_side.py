@@ -7,13 +7,29 @@ OpenAI Responses stand-in defined here. Both answer with TCP_NODELAY, as a real 
 interleaved (the order rotates each round) and ratios are taken per round, then the median, because this
 2-core machine is shared. The load average is reported with the figures.
 
+Every run is verified before a figure of it is used: each command ends with `&& printf` of a marker made
+from a nonce drawn for that run and the command's number (the marker's text is not in the command, so
+only a command that ran and succeeded prints it); the server records every tool result the client sends
+back, and the run counts only if the tool exited 0, all 16 model calls came, each of the 15 results
+carries its own marker and no failed exit status, the file the scenario writes says the nonce, and (for
+the tools that work in the repository itself) the repository holds the file effects afterwards. A run
+that fails is reported with its reasons and its figures are dropped; a round with a failed run is
+dropped from the ratios; when fewer rounds than asked are verified the script says so and exits 1
+without a table.
+
 Measured per run: launch → first model request (the first request that offers tools), the loop (first
 to last model request: 15 tool round trips), the whole run (launch → exit), tokens sent (all requests;
 call 1), the share of input read from the prompt cache, peak memory (largest RSS of the process tree,
 from `wait4` in a wrapper process).
 
 Peers: `npm install -g @anthropic-ai/claude-code @openai/codex`. Claude Code honours ANTHROPIC_BASE_URL;
-Codex is pointed at the stand-in with a `model_providers` entry given by `-c` flags.
+Codex is pointed at the stand-in with a `model_providers` entry given by `-c` flags. Codex's own sandbox
+refuses to work when CODEX_HOME lies under the temporary directory (every command then fails with
+"bwrap: execvp codex-linux-sandbox"), so its CODEX_HOME is ~/.cache/openbot-bench/codex-home-<pid>,
+removed at the end.
+
+Self-checks (each must end in a refusal, exit 1): `--break PEER` makes every command asked of PEER fail
+(`false && …`); `--old-codex-home` puts CODEX_HOME under the temporary directory as this script once did.
 
 Usage: python scripts/bench_side_by_side.py [--rounds 5] [--peers openbot,claude,codex] [--json out.json]
 """
@@ -23,7 +39,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import secrets
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -31,6 +50,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -41,7 +61,7 @@ sys.path.insert(0, str(ROOT))
 from openbot.testing.fakeapi import FakeAnthropic, Reply, reply  # noqa: E402
 
 CALLS = 16
-COMMANDS = [
+WORK = [
     "ls -la",
     "cat README.md",
     "git status --short",
@@ -50,15 +70,18 @@ COMMANDS = [
     "wc -l src/*.py",
     "python3 -c 'print(1 + 1)'",
     "head -5 src/app.py",
-    "echo checking > notes.txt",
+    "echo checking {nonce} > notes.txt",
     "cat notes.txt",
     "find . -name '*.py' -not -path './.git/*' | sort",
     "git diff --stat",
     "tail -3 src/app.py",
     "date +%Y",
-    "rm notes.txt && git status --short",
+    "mv notes.txt checked.txt && git status --short",
 ]
-assert len(COMMANDS) == CALLS - 1
+assert len(WORK) == CALLS - 1
+# What a command's output must show besides its marker: the file written by command 9 is read back by
+# command 10, and command 15's `git status` sees it moved.
+EXPECT = {9: "checking {nonce}", 14: "?? checked.txt"}
 TASK = "Look around this repository with the shell, one command at a time, then say done."
 MODEL = "claude-sonnet-5-5"
 WRAPPER = (
@@ -70,6 +93,59 @@ WRAPPER = (
     "m=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
     "open(sys.argv[1],'w').write(json.dumps({'t0':t0,'t1':t1,'rc':rc,'maxrss_kb':m}))\n"
 )
+# How a tool reports a command's exit status inside the result the model gets: openbot heads it
+# "exit code: N", Codex says "Process exited with code N"; Claude Code flags a failure with `is_error`.
+STATUS = re.compile(r"(?:exit code:?|exited with code)\s*(-?\d+)", re.IGNORECASE)
+
+
+# ── one run's script and what the servers saw of it ────────────────────────────────────────────────
+
+
+@dataclass
+class Scenario:
+    """The commands asked for in one run (a fresh nonce each run) and every tool result sent back."""
+
+    nonce: str
+    broken: bool = False
+    commands: list[str] = field(default_factory=list)
+    results: dict[int, tuple[str, bool]] = field(default_factory=dict)  # command → (text, is_error)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        for i, work in enumerate(WORK):
+            # printf builds the marker, so its text appears only in the output of a command that ran
+            command = f"{work.format(nonce=self.nonce)} && printf 'done-%s-%02d\\n' {self.nonce} {i + 1}"
+            self.commands.append(f"false && {command}" if self.broken else command)
+
+    def marker(self, i: int) -> str:
+        return f"done-{self.nonce}-{i + 1:02d}"
+
+    def record(self, i: int, text: str, is_error: bool) -> None:
+        with self.lock:
+            self.results.setdefault(i, (text, is_error))  # the first sending is what the model got
+
+
+class Current:
+    """The scenario the servers answer with; the script runs one tool at a time."""
+
+    scenario = Scenario(nonce="idle")
+
+
+def text_of(content: Any) -> str:
+    """A tool result's text: a string, or a list of text blocks (both protocols allow either)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            text_of(b.get("text") or b.get("content") if isinstance(b, dict) else b) for b in content
+        )
+    return ""
+
+
+def command_number(call_id: Any, prefix: str) -> int | None:
+    if isinstance(call_id, str) and call_id.startswith(prefix) and call_id[len(prefix) :].isdigit():
+        return int(call_id[len(prefix) :])
+    return None
 
 
 class Log:
@@ -90,11 +166,16 @@ class Log:
 
 
 def tool_results(messages: list[Any]) -> int:
+    """Count the tool results in a Messages API conversation, recording each scenario result."""
     n = 0
     for m in messages:
         content = m.get("content") if isinstance(m, dict) else None
         for b in content if isinstance(content, list) else []:
-            n += isinstance(b, dict) and b.get("type") == "tool_result"
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                n += 1
+                i = command_number(b.get("tool_use_id"), "toolu_bench_")
+                if i is not None:
+                    Current.scenario.record(i, text_of(b.get("content")), bool(b.get("is_error")))
     return n
 
 
@@ -120,8 +201,9 @@ def anthropic_answer(body: dict[str, Any]) -> Reply:
     if not shell:
         return reply("ok")  # a side request (a title, a summary): answered, not a scenario call
     n = tool_results(body.get("messages") or [])
-    if n < len(COMMANDS):
-        command: dict[str, Any] = {"command": COMMANDS[n]}
+    commands = Current.scenario.commands
+    if n < len(commands):
+        command: dict[str, Any] = {"command": commands[n]}
         if shell == "Bash":
             command["description"] = "look around"
         return reply("", [{"name": shell, "input": command, "id": f"toolu_bench_{n:02d}"}])
@@ -162,11 +244,18 @@ class ResponsesHandler(BaseHTTPRequestHandler):
         prompt, cached = len(prompt_text) // 4, self._cached(prompt_text) // 4
         names = {t.get("name") for t in body.get("tools") or []}
         self.log.add(arrived, "exec_command" in names or "shell" in names, prompt, cached)
-        n = sum(1 for i in body.get("input") or [] if i.get("type") == "function_call_output")
-        if n < len(COMMANDS) and ("exec_command" in names or "shell" in names):
+        n = 0
+        for i in body.get("input") or []:
+            if i.get("type") == "function_call_output":
+                n += 1
+                k = command_number(i.get("call_id"), "call_")
+                if k is not None:
+                    Current.scenario.record(k, text_of(i.get("output")), False)
+        commands = Current.scenario.commands
+        if n < len(commands) and ("exec_command" in names or "shell" in names):
             name = "exec_command" if "exec_command" in names else "shell"
             args = (
-                {"cmd": COMMANDS[n]} if name == "exec_command" else {"command": ["bash", "-lc", COMMANDS[n]]}
+                {"cmd": commands[n]} if name == "exec_command" else {"command": ["bash", "-lc", commands[n]]}
             )
             item: dict[str, Any] = {
                 "type": "function_call",
@@ -240,6 +329,13 @@ def start_responses(log: Log) -> ThreadingHTTPServer:
 # ── the peers ──────────────────────────────────────────────────────────────────────────────────────
 
 
+@dataclass
+class Options:
+    sandbox: str  # openbot's sandbox mode
+    codex_home: Path
+    broken: set[str] = field(default_factory=set)
+
+
 def git(repo: Path, *args: str) -> None:
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b"}
     env |= {"GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
@@ -263,17 +359,17 @@ QUIET = {
 }
 
 
-def openbot_argv(work: Path, api_url: str, sandbox: str) -> tuple[list[str], dict[str, str]]:
+def openbot_argv(work: Path, api_url: str, opts: Options) -> tuple[list[str], dict[str, str]]:
     home = work / "openbot-home"
     bot = home / "bots" / "bench"
     bot.mkdir(parents=True, exist_ok=True)
-    config = f'model = "{MODEL}"\nmax_iterations = 1\nsleep_secs = 0\nsandbox = "{sandbox}"'
+    config = f'model = "{MODEL}"\nmax_iterations = 1\nsleep_secs = 0\nsandbox = "{opts.sandbox}"'
     (bot / "config.md").write_text(f"+++\n{config}\n+++\n\n{TASK}\n")
     env = {"OPENBOT_HOME": str(home), "ANTHROPIC_BASE_URL": api_url, "ANTHROPIC_API_KEY": "sk-ant-bench-0000"}
     return [sys.executable, "-m", "openbot", "run", "bench"], env
 
 
-def claude_argv(work: Path, api_url: str, sandbox: str) -> tuple[list[str], dict[str, str]]:
+def claude_argv(work: Path, api_url: str, opts: Options) -> tuple[list[str], dict[str, str]]:
     config = work / "claude-config"
     config.mkdir(exist_ok=True)
     env = {**QUIET, "ANTHROPIC_BASE_URL": api_url, "ANTHROPIC_API_KEY": "sk-ant-bench-0000"}
@@ -282,10 +378,9 @@ def claude_argv(work: Path, api_url: str, sandbox: str) -> tuple[list[str], dict
     return [*argv, "--dangerously-skip-permissions"], env
 
 
-def codex_argv(work: Path, api_url: str, sandbox: str) -> tuple[list[str], dict[str, str]]:
-    codex_home = work / "codex-home"
-    codex_home.mkdir(exist_ok=True)
-    env = {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "sk-bench-0000"}
+def codex_argv(work: Path, api_url: str, opts: Options) -> tuple[list[str], dict[str, str]]:
+    opts.codex_home.mkdir(parents=True, exist_ok=True)
+    env = {"CODEX_HOME": str(opts.codex_home), "OPENAI_API_KEY": "sk-bench-0000"}
     provider = [
         'model_provider="bench"',
         'model_providers.bench.name="bench"',
@@ -300,131 +395,257 @@ def codex_argv(work: Path, api_url: str, sandbox: str) -> tuple[list[str], dict[
     return [*argv, *flags, TASK], env
 
 
-PEERS: dict[str, tuple[str, Callable[[Path, str, str], tuple[list[str], dict[str, str]]]]] = {
-    "openbot": ("anthropic", openbot_argv),
-    "claude": ("anthropic", claude_argv),
-    "codex": ("responses", codex_argv),
+Build = Callable[[Path, str, Options], tuple[list[str], dict[str, str]]]
+# (wire, argv builder, works in the repository itself: openbot works in a worktree of its own branch,
+# which the scenario's "discard" removes, so its file effects are checked through its outputs alone)
+PEERS: dict[str, tuple[str, Build, bool]] = {
+    "openbot": ("anthropic", openbot_argv, False),
+    "claude": ("anthropic", claude_argv, True),
+    "codex": ("responses", codex_argv, True),
 }
 
 
+# ── verifying a run ────────────────────────────────────────────────────────────────────────────────
+
+
+def excerpt(text: str, limit: int = 160) -> str:
+    one = " ⏎ ".join(line.strip() for line in text.strip().splitlines() if line.strip())
+    return repr(one[:limit] + ("…" if len(one) > limit else ""))
+
+
+def command_problems(scenario: Scenario) -> list[str]:
+    """What is wrong with each command's result as the model received it, one line a command."""
+    problems = []
+    for i, work in enumerate(WORK):
+        name = f"command {i + 1} ({work.format(nonce='…')})"
+        if i not in scenario.results:
+            problems.append(f"{name}: its result never reached the model")
+            continue
+        text, is_error = scenario.results[i]
+        status = STATUS.search(text)
+        if is_error or (status and int(status.group(1)) != 0):
+            problems.append(
+                f"{name}: failed ({'is_error' if is_error else status.group(0)}): {excerpt(text)}"
+            )
+        elif scenario.marker(i) not in text:
+            problems.append(f"{name}: no marker in its output: {excerpt(text)}")
+        elif i in EXPECT and EXPECT[i].format(nonce=scenario.nonce) not in text:
+            problems.append(
+                f"{name}: output lacks {EXPECT[i].format(nonce=scenario.nonce)!r}: {excerpt(text)}"
+            )
+    return problems
+
+
+def verify(rc: int, scenario_calls: int, scenario: Scenario, repo: Path | None) -> list[str]:
+    """Every reason not to trust a run's figures; none when the tool did all the work.
+
+    `repo` is the repository to check for the file effects, None for a tool that works elsewhere."""
+    reasons = []
+    if rc != 0:
+        reasons.append(f"the tool exited {rc}")
+    if scenario_calls != CALLS:
+        reasons.append(f"{scenario_calls} of {CALLS} model calls")
+    problems = command_problems(scenario)
+    if len(problems) > 3:  # one line for a systematic failure, with the first case
+        reasons.append(f"{len(problems)} of {len(WORK)} commands failed; the first: {problems[0]}")
+    else:
+        reasons.extend(problems)
+    if repo is not None:
+        checked, notes = repo / "checked.txt", repo / "notes.txt"
+        want = f"checking {scenario.nonce}\n"
+        if not checked.is_file() or checked.read_text(errors="replace") != want:
+            reasons.append(f"the repository has no checked.txt saying {want.strip()!r}")
+        if notes.exists():
+            reasons.append("notes.txt is still in the repository")
+    return reasons
+
+
+# ── running ────────────────────────────────────────────────────────────────────────────────────────
+
+
+def launch(argv: list[str], cwd: Path, env: dict[str, str], stats: Path, out: Path) -> dict[str, Any]:
+    wrapped = [sys.executable, "-c", WRAPPER, str(stats), str(out), *argv]
+    proc = subprocess.Popen(wrapped, cwd=cwd, env=env, start_new_session=True)
+    try:
+        proc.wait(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the tool and all it started
+        proc.wait()
+        now = time.monotonic()
+        return {"t0": now, "t1": now, "rc": -9, "maxrss_kb": 0}
+    return dict(json.loads(stats.read_text()))
+
+
+def figures(calls: list[tuple[float, bool, int, int]], s: dict[str, Any]) -> dict[str, Any]:
+    scenario = [c for c in calls if c[1]]
+    prompt = sum(c[2] for c in calls)
+    first, last = (scenario[0][0], scenario[-1][0]) if scenario else (s["t0"], s["t0"])
+    return {
+        "first_request_s": first - s["t0"],
+        "loop_s": last - first,
+        "whole_s": s["t1"] - s["t0"],
+        "tokens_sent": prompt,
+        "tokens_call1": scenario[0][2] if scenario else 0,
+        "cache_read_share": sum(c[3] for c in calls) / prompt if prompt else 0.0,
+        "peak_mb": s["maxrss_kb"] / 1024,
+        "requests": len(calls),
+    }
+
+
 def run_once(
-    peer: str, urls: dict[str, str], logs: dict[str, Log], sandbox: str, state: Path
+    peer: str, urls: dict[str, str], logs: dict[str, Log], opts: Options, state: Path
 ) -> dict[str, Any]:
-    """One run in a fresh repository; `state` (HOME, the peer's config dir) is kept from run to run, as a
-    user's is, so the warm-up run leaves what a first run makes (openbot: the Models API answer)."""
-    wire, build = PEERS[peer]
+    """One verified-or-not run in a fresh repository; `state` (HOME, the peer's config dir) is kept from
+    run to run, as a user's is, so the warm-up run leaves what a first run makes (openbot: the Models API
+    answer)."""
+    wire, build, in_place = PEERS[peer]
     with tempfile.TemporaryDirectory(prefix=f"bench-{peer}-", dir=os.environ.get("BENCH_DIR")) as tmp:
         work = Path(tmp)
         repo = make_repo(work / "repo")
         (state / peer).mkdir(parents=True, exist_ok=True)
-        argv, env = build(state / peer, urls[wire], sandbox)
+        argv, env = build(state / peer, urls[wire], opts)
+        Current.scenario = scenario = Scenario(nonce=secrets.token_hex(4), broken=peer in opts.broken)
         logs[wire].reset()
         load = os.getloadavg()[0]
         stats, out = work / "stats.json", work / "out.log"
-        full_env = {**os.environ, **env, "HOME": str(state / peer)}
-        subprocess.run(
-            [sys.executable, "-c", WRAPPER, str(stats), str(out), *argv], cwd=repo, env=full_env, timeout=600
-        )
-        s = json.loads(stats.read_text())
+        s = launch(argv, repo, {**os.environ, **env, "HOME": str(state / peer)}, stats, out)
         calls = logs[wire].reset()
-        scenario = [c for c in calls if c[1]]
-        if len(scenario) < CALLS:
-            tail = out.read_text(errors="replace")[-2000:]
-            raise SystemExit(f"{peer}: {len(scenario)} of {CALLS} model calls (rc {s['rc']}):\n{tail}")
-        prompt = sum(c[2] for c in calls)
-        return {
-            "peer": peer,
-            "rc": s["rc"],
-            "first_request_s": scenario[0][0] - s["t0"],
-            "loop_s": scenario[-1][0] - scenario[0][0],
-            "whole_s": s["t1"] - s["t0"],
-            "tokens_sent": prompt,
-            "tokens_call1": scenario[0][2],
-            "cache_read_share": sum(c[3] for c in calls) / prompt if prompt else 0.0,
-            "peak_mb": s["maxrss_kb"] / 1024,
-            "requests": len(calls),
-            "load": load,
-        }
+        Current.scenario = Scenario(nonce="idle")
+        reasons = verify(s["rc"], sum(1 for c in calls if c[1]), scenario, repo if in_place else None)
+        tail = "" if not reasons else out.read_text(errors="replace")[-1500:]
+    run = {"peer": peer, "rc": s["rc"], "verified": not reasons, "reasons": reasons, "nonce": scenario.nonce}
+    return {**run, **figures(calls, s), "load": load, "output_tail": tail}
 
 
-FIELDS = [
-    ("first_request_s", "launch → first request (s)"),
-    ("loop_s", "16-call loop (s)"),
-    ("whole_s", "whole run (s)"),
-    ("tokens_sent", "tokens sent"),
-    ("tokens_call1", "tokens on call 1"),
-    ("cache_read_share", "cache-read share"),
-    ("peak_mb", "peak memory (MB)"),
+def report(label: str, r: dict[str, Any]) -> None:
+    if r["verified"]:
+        shown = {k: v for k, v in r.items() if k not in ("peer", "verified", "reasons", "output_tail")}
+        values = ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in shown.items())
+        print(f"{label} {r['peer']}: verified (15 markers, exit 0); {values}", file=sys.stderr)
+        return
+    print(f"{label} {r['peer']}: FAILED, figures not used:", file=sys.stderr)
+    for reason in r["reasons"]:
+        print(f"  - {reason}", file=sys.stderr)
+    print("  its output ends:\n    " + "\n    ".join(r["output_tail"].splitlines()[-12:]), file=sys.stderr)
+
+
+FIELDS = [  # (key, label, format of a median)
+    ("first_request_s", "launch → first request", "{:.2f} s"),
+    ("loop_s", "16-call loop", "{:.2f} s"),
+    ("whole_s", "whole run", "{:.2f} s"),
+    ("tokens_sent", "tokens sent (16 calls)", "{:,.0f}"),
+    ("tokens_call1", "tokens on call 1", "{:,.0f}"),
+    ("cache_read_share", "cache-read share", "{:.3f}"),
+    ("peak_mb", "peak memory", "{:.0f} MB"),
 ]
+NAMES = {"openbot": "openbot", "claude": "Claude Code", "codex": "Codex"}
 
 
-def table(results: list[dict[str, Any]], peers: list[str]) -> str:
-    by = {p: [r for r in results if r["peer"] == p] for p in peers}
-    rounds = min(len(v) for v in by.values())
-    head = "| measure | " + " | ".join(f"{p} (median)" for p in peers)
-    head += "".join(f" | openbot ÷ {p}" for p in peers if p != "openbot") + " |"
-    lines = [head, "|---|" + "---:|" * (len(peers) + len(peers) - 1)]
-    for key, label in FIELDS:
-        cells = [f"{statistics.median(r[key] for r in by[p]):,.3f}" for p in peers]
-        for p in peers:
-            if p == "openbot":
-                continue
-            ratios = [by["openbot"][i][key] / by[p][i][key] for i in range(rounds) if by[p][i][key]]
+def table(rounds: list[dict[str, dict[str, Any]]], peers: list[str]) -> str:
+    """Medians and per-round ratios over verified rounds only (each maps a peer to its run)."""
+    assert rounds and all(r[p]["verified"] for r in rounds for p in peers), "a figure from a failed run"
+    others = [p for p in peers if p != "openbot"] if "openbot" in peers else []
+    head = "| measure | " + " | ".join(NAMES[p] for p in peers)
+    head += "".join(f" | openbot ÷ {NAMES[p]}" for p in others) + " |"
+    lines = [head, "|---|" + "---:|" * (len(peers) + len(others))]
+    for key, label, form in FIELDS:
+        cells = [form.format(statistics.median(r[p][key] for r in rounds)) for p in peers]
+        for p in others:
+            ratios = [r["openbot"][key] / r[p][key] for r in rounds if r[p][key]]
             cells.append(f"{statistics.median(ratios):.2f}×" if ratios else "–")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    loads = [r["load"] for r in results]
+    loads = [r[p]["load"] for r in rounds for p in peers]
     lines.append("")
     lines.append(
-        f"{rounds} interleaved rounds; ratios are per-round pairs, then the median; "
-        f"1-min load average during the runs: median {statistics.median(loads):.2f} "
-        f"(min {min(loads):.2f}, max {max(loads):.2f}) on {os.cpu_count()} cores."
+        f"{len(rounds)} interleaved rounds, every run verified (15 command markers seen by the server, exit "
+        f"codes 0, file effects); medians; ratios are per-round pairs, then the median; 1-min load average "
+        f"during the runs: median {statistics.median(loads):.2f} (min {min(loads):.2f}, max "
+        f"{max(loads):.2f}) on {os.cpu_count()} cores."
     )
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def summarise(runs: list[dict[str, Any]], peers: list[str], asked: int) -> tuple[int, str]:
+    """(0, the table) when every one of the `asked` rounds is verified, else (1, why no figures)."""
+    rounds = [{r["peer"]: r for r in runs if r["round"] == n + 1} for n in range(asked)]
+    verified = [r for r in rounds if all(p in r and r[p]["verified"] for p in peers)]
+    if len(verified) < asked:
+        failed = ", ".join(sorted({r["peer"] for r in runs if not r["verified"]})) or "none"
+        return 1, (
+            f"bench: {len(verified)} of {asked} rounds verified (failed runs by {failed}; "
+            "their reasons are above): no figures reported"
+        )
+    return 0, table(verified, peers)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--peers", default="openbot,claude,codex")
     parser.add_argument("--sandbox", default="workspace-write", help="openbot's sandbox mode")
-    parser.add_argument("--json", help="also write every run's figures to this file")
-    args = parser.parse_args()
-    peers = args.peers.split(",")
-    missing = [p for p in peers if p != "openbot" and shutil.which(p) is None]
-    if missing:
-        raise SystemExit(
-            f"not installed: {', '.join(missing)} (npm install -g @anthropic-ai/claude-code @openai/codex)"
-        )
-    # A pip-installed openbot has its bytecode compiled; with PYTHONDONTWRITEBYTECODE set (as on some CI
-    # machines) every run would compile its ~400 modules again, which no installed copy does.
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    parser.add_argument("--json", help="also write every run's figures and verdict to this file")
+    parser.add_argument("--break", dest="broken", default="", help="self-check: these peers' commands fail")
+    parser.add_argument(
+        "--old-codex-home", action="store_true", help="self-check: CODEX_HOME under the temporary directory"
+    )
+    return parser.parse_args(argv)
+
+
+def bench(args: argparse.Namespace, peers: list[str], state: Path, opts: Options) -> list[dict[str, Any]]:
     logs = {"anthropic": Log(), "responses": Log()}
     api, responses = start_anthropic(logs["anthropic"]), start_responses(logs["responses"])
     host, port = responses.server_address[:2]
     urls = {"anthropic": api.base_url, "responses": f"http://{host!s}:{port}"}
+    runs = []
+    try:
+        for peer in peers:  # warm-up, not counted: disk caches, compiled bytecode, first-run files
+            report("warm-up", run_once(peer, urls, logs, opts, state))
+        for n in range(args.rounds):
+            order = peers[n % len(peers) :] + peers[: n % len(peers)]
+            for peer in order:
+                r = run_once(peer, urls, logs, opts, state)
+                report(f"round {n + 1}", r)
+                runs.append({**r, "round": n + 1})
+    finally:
+        responses.shutdown()
+        api.__exit__(None, None, None)
+    return runs
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    peers = args.peers.split(",")
+    unknown = [p for p in peers + [b for b in args.broken.split(",") if b] if p not in PEERS]
+    if unknown or args.rounds < 1:
+        print(f"bench: unknown peer {unknown} (known: {', '.join(PEERS)}) or --rounds < 1", file=sys.stderr)
+        return 2
+    missing = [p for p in peers if p != "openbot" and shutil.which(p) is None]
+    if missing:
+        print(
+            f"not installed: {', '.join(missing)} (npm install -g @anthropic-ai/claude-code @openai/codex)",
+            file=sys.stderr,
+        )
+        return 2
+    # A pip-installed openbot has its bytecode compiled; with PYTHONDONTWRITEBYTECODE set (as on some CI
+    # machines) every run would compile its ~400 modules again, which no installed copy does.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     state = Path(tempfile.mkdtemp(prefix="bench-state-", dir=os.environ.get("BENCH_DIR")))
-    for peer in peers:  # warm-up, not counted: disk caches, compiled bytecode, first-run files
-        run_once(peer, urls, logs, args.sandbox, state)
-    results = []
-    for n in range(args.rounds):
-        order = peers[n % len(peers) :] + peers[: n % len(peers)]
-        for peer in order:
-            r = run_once(peer, urls, logs, args.sandbox, state)
-            results.append(r)
-            print(
-                f"round {n + 1} {peer}: "
-                + ", ".join(
-                    f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
-                    for k, v in r.items()
-                    if k != "peer"
-                ),
-                file=sys.stderr,
-            )
-    shutil.rmtree(state, ignore_errors=True)
-    print(table(results, peers))
+    # Codex's sandbox helper refuses a CODEX_HOME under the temporary directory: the user's cache it is.
+    codex_home = Path.home() / ".cache" / "openbot-bench" / f"codex-home-{os.getpid()}"
+    if args.old_codex_home:
+        codex_home = state / "codex" / "codex-home"
+    opts = Options(args.sandbox, codex_home, {b for b in args.broken.split(",") if b})
+    try:
+        runs = bench(args, peers, state, opts)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+        shutil.rmtree(codex_home, ignore_errors=True)
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
+        Path(args.json).write_text(json.dumps(runs, indent=1))
+    code, text = summarise(runs, peers, args.rounds)
+    print(text, file=sys.stdout if code == 0 else sys.stderr)
+    return code
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
