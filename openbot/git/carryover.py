@@ -8,15 +8,13 @@ the user's checkout would not run anyway. openbot's own git calls on the user's 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import pygit2
-
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 from pathlib import Path
+
+from openbot.git.userrepo import ConfigEntries, get
 
 # Config the bot's commits need to run the same filters as the user's: filter drivers (`filter.<x>.*`)
 # and git-lfs's settings. Read from the user's whole config (global included): inside the sandbox the
@@ -30,13 +28,13 @@ SETUP_EXCLUDES = "# openbot: made by the run's setup step, never committed\n/.ve
 COPIED_CONFIG = ("user.name", "user.email", "core.autocrlf", "core.eol", "core.symlinks", "core.ignorecase")
 
 
-def carried_config(user_config: pygit2.Config) -> dict[str, str]:
-    """`filter.*` and `lfs.*` entries of the user's config (last value wins), plus `core.hooksPath`."""
+def carried_config(user_config: Iterable[tuple[str, str | None]]) -> dict[str, str]:
+    """`filter.*` and `lfs.*` entries of the user's config (userrepo.config; last value wins), plus
+    `core.hooksPath`."""
     found: dict[str, str] = {}
-    for entry in user_config:
-        name = str(entry.name)
+    for name, value in user_config:
         if name.lower().startswith(CARRIED_PREFIXES) or name.lower() == "core.hookspath":
-            found[name] = str(entry.value)
+            found[name] = str(value)
     return found
 
 
@@ -81,27 +79,19 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def config_basics(user: pygit2.Repository) -> str:
+def config_basics(cfg: ConfigEntries) -> str:
     """The `[core]` a run repository needs, plus the settings of COPIED_CONFIG the user has."""
-    cfg = user.config
-    fmt = _get(cfg, "extensions.objectformat")
+    fmt = get(cfg, "extensions.objectformat")
     lines = ["[core]", f"\trepositoryformatversion = {1 if fmt else 0}", "\tbare = false"]
     lines += ["\tlogallrefupdates = true"]
     sections: dict[str, list[str]] = {"core": lines[1:]}
     for key in COPIED_CONFIG:
-        if (value := _get(cfg, key)) is not None:
+        if (value := get(cfg, key)) is not None:
             section, _, var = key.partition(".")
             sections.setdefault(section, []).append(f"\t{var} = {_quote(value)}")
     if fmt:
         sections["extensions"] = [f"\tobjectformat = {fmt}"]
     return "".join(f"[{s}]\n" + "".join(f"{v}\n" for v in vs) for s, vs in sections.items())
-
-
-def _get(cfg: pygit2.Config, key: str) -> str | None:
-    try:
-        return str(cfg[key]) if key in cfg else None
-    except (KeyError, ValueError, Exception):  # noqa: BLE001 - an unreadable value is simply not copied
-        return None
 
 
 def _quote(value: str) -> str:
@@ -112,9 +102,9 @@ def wip_filters(git_dir: Path) -> dict[str, str]:
     """The user's filter drivers for a WIP commit of `git_dir`'s files (wip.py), LFS objects going to
     the user's own LFS store."""
     from openbot.git import lfs
-    from openbot.git.gitcmd import open_repo
+    from openbot.git.userrepo import config as read_config
 
-    config = carried_config(open_repo(git_dir).config)
+    config = carried_config(read_config(git_dir, git_dir=True))
     filters = {k: v for k, v in config.items() if k.lower().startswith("filter.")}
     filters["lfs.storage"] = str(lfs.storage(git_dir))
     return filters

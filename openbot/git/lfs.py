@@ -23,7 +23,8 @@ import stat
 from pathlib import Path
 
 from openbot.errors import GitError, UsageError
-from openbot.git.gitcmd import git_bytes, open_repo, run_git
+from openbot.git import userrepo
+from openbot.git.gitcmd import git_bytes, run_git
 
 POINTER_MAX = 1024  # the spec's upper bound on a pointer file's size
 _POINTER_HEAD = b"version https://git-lfs.github.com/spec/v1\n"
@@ -35,16 +36,16 @@ def installed() -> bool:
     return shutil.which("git-lfs") is not None
 
 
-def configured(common_dir: Path) -> bool:
+def configured(common_dir: Path, config: userrepo.ConfigEntries | None = None) -> bool:
     """The user's git runs git-lfs on checkout (`git lfs install`: local, global or system config)."""
-    config = open_repo(common_dir).config
-    return any(str(entry.name).lower().startswith("filter.lfs.") for entry in config)
+    entries = userrepo.config(common_dir, git_dir=True) if config is None else config
+    return any(name.lower().startswith("filter.lfs.") for name, _ in entries)
 
 
-def storage(common_dir: Path) -> Path:
+def storage(common_dir: Path, config: userrepo.ConfigEntries | None = None) -> Path:
     """The user's LFS store (`lfs.storage`, relative to the git dir, or `<git dir>/lfs`)."""
-    config = open_repo(common_dir).config
-    value = str(config["lfs.storage"]) if "lfs.storage" in config else ""
+    entries = userrepo.config(common_dir, git_dir=True) if config is None else config
+    value = userrepo.get(entries, "lfs.storage") or ""
     return (common_dir / os.path.expanduser(value)).resolve() if value else common_dir / "lfs"
 
 
@@ -112,9 +113,12 @@ def tree_pointers(common_dir: Path, commit: str, workdir: Path | None) -> dict[s
 def checkout_options(common_dir: Path) -> tuple[str, ...]:
     """`git -c …` options for openbot's own checkout of a run repository: read LFS objects from the user's
     store, never download. Nothing when the user has no git-lfs."""
-    if not configured(common_dir) or not installed():
+    if not installed():
         return ()
-    return ("-c", f"lfs.storage={storage(common_dir)}", *NO_DOWNLOAD)
+    config = userrepo.config(common_dir, git_dir=True)  # one read for both questions
+    if not configured(common_dir, config):
+        return ()
+    return ("-c", f"lfs.storage={storage(common_dir, config)}", *NO_DOWNLOAD)
 
 
 def pointers(common_dir: Path, base: str, tip: str) -> dict[str, int]:

@@ -14,20 +14,20 @@ Creation is one `git read-tree` (checkout) plus a few small files: as fast as `g
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from openbot.errors import GitError, UsageError
+from openbot.git import lfs, submodules, userrepo
+from openbot.git.carryover import SETUP_EXCLUDES, carried_config, config_basics, config_text, copy_hooks
+from openbot.git.gitcmd import open_repo, run_git
+from openbot.git.repo import RepoInfo
 
 if TYPE_CHECKING:
     import pygit2
 
-import os
-import shutil
-from pathlib import Path
-
-from openbot.errors import GitError, UsageError
-from openbot.git import lfs, submodules
-from openbot.git.carryover import SETUP_EXCLUDES, carried_config, config_basics, config_text, copy_hooks
-from openbot.git.gitcmd import open_repo, run_git
-from openbot.git.repo import RepoInfo
 from openbot.git.runsdir import (
     RunRepo,
     detach,
@@ -42,23 +42,21 @@ from openbot.git.runsdir import (
 
 def create_run_repo(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool = False) -> RunRepo:
     """A new run repository on a new branch `openbot/<name>` from the HEAD of the user's checkout."""
-    user = open_repo(repo.workdir)
-    if user.head_is_unborn:
+    head = userrepo.head(repo.workdir)  # git, not pygit2: a run's start does without its import
+    if not head.commit:
         raise UsageError(
             f"{repo.workdir} has no commits yet; make a first commit before running a bot",
             hint="git commit --allow-empty -m 'initial commit'",
         )
-    base_ref = "" if user.head_is_detached else user.head.name
-    base_commit = str(user.head.target)
     with runs_lock(repo.common_dir) as root:
-        taken = lambda b: user.references.get(f"refs/heads/{b}") is not None  # noqa: E731
+        taken = lambda b: userrepo.has_ref(repo.workdir, f"refs/heads/{b}")  # noqa: E731
         name = free_name(root, bot, run_id, taken)
-        rr = RunRepo(name, root, f"openbot/{name}", base_ref, base_commit, "", repo.common_dir)
-        _make(rr, user)
+        rr = RunRepo(name, root, f"openbot/{name}", head.ref, head.commit, "", repo.common_dir)
+        _make(rr, userrepo.config(repo.workdir))
         write_owner(rr, run_id, bot)
     if with_changes:
         try:
-            carry_changes(user, repo.workdir, rr.path)
+            carry_changes(open_repo(repo.workdir), repo.workdir, rr.path)
         except OSError as e:
             with runs_lock(repo.common_dir):
                 trash = detach(rr)
@@ -98,7 +96,7 @@ def reopen_run_repo(repo: RepoInfo, branch: str, bot: str, run_id: str, start: s
                 hint="finish or stop the run that uses it",
             )
         rr = RunRepo(name, root, short, base_ref, base_commit, "" if ref is None else tip, repo.common_dir)
-        _make(rr, user, tip)
+        _make(rr, userrepo.config(repo.common_dir, git_dir=True), tip)
         write_owner(rr, run_id, bot)
     return rr
 
@@ -117,7 +115,7 @@ def remove_run_repo(rr: RunRepo, later: bool = False) -> None:
         empty_trash(trash)
 
 
-def _make(rr: RunRepo, user: pygit2.Repository, tip: str = "") -> None:
+def _make(rr: RunRepo, user: userrepo.ConfigEntries, tip: str = "") -> None:
     """Write the run's git dir and check the branch out, its submodules too; on any failure (Ctrl-C too)
     undo it all."""
     commit = tip or rr.base_commit
@@ -135,12 +133,15 @@ def _make(rr: RunRepo, user: pygit2.Repository, tip: str = "") -> None:
 
 
 def _module_git_dir(git_dir: Path, user_git: Path, commit: str) -> None:
-    init_git_dir(git_dir, open_repo(user_git), user_git, commit)
+    init_git_dir(git_dir, userrepo.config(user_git, git_dir=True), user_git, commit)
 
 
-def init_git_dir(g: Path, user: pygit2.Repository, user_git: Path, commit: str, branch: str = "") -> None:
+def init_git_dir(
+    g: Path, user: userrepo.ConfigEntries, user_git: Path, commit: str, branch: str = ""
+) -> None:
     """What `git init` makes, minus the sample hooks, plus alternates onto the user's object store
-    (`user_git`); HEAD on `branch` at `commit`, or detached at `commit` (a submodule's)."""
+    (`user_git`); HEAD on `branch` at `commit`, or detached at `commit` (a submodule's). `user` is the
+    user's configuration (userrepo.config)."""
     for d in ("objects/info", "objects/pack", "refs/tags", "refs/heads", "info", "hooks"):
         (g / d).mkdir(parents=True)
     (g / "objects" / "info" / "alternates").write_text(f"{user_git / 'objects'}\n", encoding="utf-8")
@@ -154,7 +155,7 @@ def init_git_dir(g: Path, user: pygit2.Repository, user_git: Path, commit: str, 
     with_lfs = lfs.installed()
     carried = {
         k: v
-        for k, v in carried_config(user.config).items()
+        for k, v in carried_config(user).items()
         if not k.lower().startswith("lfs.") and (with_lfs or not k.lower().startswith("filter.lfs."))
     }
     (g / "config").write_text(config_basics(user) + config_text(carried), encoding="utf-8")

@@ -14,9 +14,9 @@ import contextlib
 from pathlib import Path
 
 from openbot.errors import GitError
-from openbot.git import lfs, submodules
+from openbot.git import lfs, submodules, userrepo
 from openbot.git.carrier import fetch, has_commit, make_carrier, read_tip
-from openbot.git.gitcmd import open_repo, rmtree, run_git
+from openbot.git.gitcmd import rmtree, run_git
 from openbot.git.runrepo import init_git_dir
 from openbot.git.runsdir import RunRepo
 
@@ -40,7 +40,7 @@ def clean_checkout(rr: RunRepo, into: Path) -> tuple[str, Path, Path]:
             rmtree(carrier)
     _import_lfs(rr, tip)
     git_dir, checkout = into / "checkout.git", into / "checkout"
-    init_git_dir(git_dir, open_repo(rr.common_dir), rr.common_dir, tip)
+    init_git_dir(git_dir, userrepo.config(rr.common_dir, git_dir=True), rr.common_dir, tip)
     checkout.mkdir()
     (checkout / ".git").write_text(f"gitdir: {git_dir}\n", encoding="utf-8")
     git = (f"--git-dir={git_dir}", f"--work-tree={checkout}")
@@ -61,7 +61,7 @@ def _import_lfs(rr: RunRepo, tip: str) -> None:
 
 
 def _module_git_dir(git_dir: Path, user_git: Path, commit: str) -> None:
-    init_git_dir(git_dir, open_repo(user_git), user_git, commit)
+    init_git_dir(git_dir, userrepo.config(user_git, git_dir=True), user_git, commit)
 
 
 def add_note(common_dir: Path, sha: str, text: str) -> str:

@@ -235,12 +235,12 @@ def _project_and_resume(req: RunRequest, bot: BotRef) -> tuple[Project, RunRecor
 
 def _check_repo(repo: RepoInfo, resume: RunRecord | None) -> None:
     """An empty repository, or a resumed run whose branch is gone, is a usage error before anything exists."""
-    import pygit2
+    from openbot.git import userrepo  # git, not pygit2: a run's start does without its import
 
-    git = pygit2.Repository(str(repo.workdir))
-    if resume is None and git.head_is_unborn:
-        branch = str(git.references["HEAD"].target).removeprefix("refs/heads/")
-        if any(True for _ in git.references.iterator(pygit2.enums.ReferenceFilter.BRANCHES)):
+    head = userrepo.head(repo.workdir)
+    if resume is None and not head.commit:
+        branch = head.ref.removeprefix("refs/heads/")
+        if userrepo.any_branch(repo.workdir):
             raise UsageError(  # `git checkout --orphan`: the repository has commits, this branch has none
                 f"your branch '{branch}' has no commits yet (an orphan branch); the bot's branch starts from"
                 f" your HEAD, so there is nothing to start from in {repo.workdir}",
@@ -253,7 +253,7 @@ def _check_repo(repo: RepoInfo, resume: RunRecord | None) -> None:
     if (
         resume is not None
         and not resume.empty_branch_deleted
-        and git.branches.local.get(resume.branch) is None
+        and not userrepo.has_ref(repo.workdir, f"refs/heads/{resume.branch}")
         and not awaiting_home(repo.common_dir, resume.branch)
     ):
         why = "deleted by the run's discard action" if resume.action == "discard" else "no longer exists"

@@ -37,7 +37,8 @@ sys.exit(main())
 # the config's `+++` split is ours; yaml: the shipped skills' plain frontmatter (config/plain_yaml.py).
 # tomlkit: the config is read by Python's tomllib first (config/frontmatter.parse_toml). openbot.git.home,
 # .git.wip: what brings a branch home comes at the end (or with a sweep that finds a dead run);
-# openbot.run.notify: after the run.
+# openbot.run.notify: after the run. pygit2: the plan's checks and the run repository's creation read the
+# user's repository through git (git/userrepo.py); the WIP commit at the end still uses it.
 NOT_BEFORE_THE_FIRST_REQUEST = (
     "pydantic",
     "pydantic_core",
@@ -48,6 +49,7 @@ NOT_BEFORE_THE_FIRST_REQUEST = (
     "openbot.git.home",
     "openbot.git.wip",
     "openbot.run.notify",
+    "pygit2",
 )
 
 

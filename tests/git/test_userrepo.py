@@ -1,0 +1,73 @@
+"""git/userrepo.py reads the user's repository through git as pygit2 read it: HEAD (attached, detached,
+unborn), branches, and the configuration entries in libgit2's order, system file included."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from openbot.git import userrepo
+from tests.helpers import git
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME of the test's with a global config, so global entries are in the comparison too."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text('[filter "Crypt"]\n\tclean = crypt-clean\n[core]\n\tautocrlf = input\n')
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return home
+
+
+def _pygit2_entries(path: Path) -> list[tuple[str, str | None]]:
+    # In a process of its own: libgit2 finds the global config from HOME once, when it is first used.
+    code = (
+        "import json, sys, pygit2\n"
+        "print(json.dumps([[e.name, e.value] for e in pygit2.Repository(sys.argv[1]).config]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return [(name, value) for name, value in json.loads(out.stdout)]
+
+
+def test_the_configuration_is_what_libgit2_reads(repo: Path, home: Path) -> None:
+    extra = repo / ".git" / "extra.config"
+    extra.write_text("[lfs]\n\tstorage = ../elsewhere\n")
+    with open(repo / ".git" / "config", "a") as f:
+        f.write('[filter "Crypt"]\n\tclean = local-clean\n\trequired\n[include]\n\tpath = extra.config\n')
+        f.write('[core]\n\thooksPath = .githooks\n[user]\n\tname = "A \\"quoted\\" name"\n')
+    ours = userrepo.config(repo)
+    assert ours == _pygit2_entries(repo)
+    assert ours == userrepo.config(repo / ".git", git_dir=True)
+    assert ("filter.Crypt.required", None) in ours and userrepo.get(
+        ours, "filter.Crypt.clean"
+    ) == "local-clean"
+    assert userrepo.get(ours, "lfs.storage") == "../elsewhere" and userrepo.get(ours, "nope.key") is None
+
+
+def test_head_and_branches_as_pygit2_saw_them(repo: Path, tmp_path: Path) -> None:
+    user = pygit2.Repository(str(repo))
+    head = userrepo.head(repo)
+    assert head == userrepo.Head(str(user.head.target), user.head.name)
+    assert userrepo.has_ref(repo, user.head.name) and not userrepo.has_ref(repo, "refs/heads/nope")
+    assert not userrepo.has_ref(repo, "refs/heads/not a name")
+    assert userrepo.any_branch(repo)
+    git(repo, "checkout", "-q", "--detach")
+    assert userrepo.head(repo) == userrepo.Head(head.commit, "")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q", "-b", "trunk")
+    assert pygit2.Repository(str(empty)).head_is_unborn
+    assert userrepo.head(empty) == userrepo.Head("", "refs/heads/trunk")
+    assert not userrepo.any_branch(empty)
+    git(repo, "checkout", "-q", "--orphan", "fresh")
+    assert userrepo.head(repo) == userrepo.Head("", "refs/heads/fresh") and userrepo.any_branch(repo)
+    assert os.path.isdir(repo)
