@@ -39,10 +39,15 @@ class Homecoming:
     wip: str | None  # the WIP commit made of the uncommitted work, if any
     note: str = ""  # one line on what could not be brought home, "" when everything was
     left_out: tuple[str, ...] = ()  # "path (why)" of the uncommitted files the WIP commit did not take
+    made: bool = True  # False: the branch would have held nothing new, and was not made (see bring_home)
 
 
-def bring_home(rr: RunRepo, wip_message: str, limits: WipLimits = DEFAULT_LIMITS) -> Homecoming:
-    """Import the run's branch and its uncommitted work into the user's repository (see module doc)."""
+def bring_home(
+    rr: RunRepo, wip_message: str, limits: WipLimits = DEFAULT_LIMITS, empty_branch: bool = True
+) -> Homecoming:
+    """Import the run's branch and its uncommitted work into the user's repository (see module doc).
+    `empty_branch=False`: a branch that never existed and would hold nothing new (no commit over the base,
+    nothing uncommitted) is not made (`made` False): a run's end would only delete it again."""
     start = rr.home_tip or rr.base_commit
     notes: list[str] = []
     left_out: dict[str, str] = {}
@@ -68,8 +73,9 @@ def bring_home(rr: RunRepo, wip_message: str, limits: WipLimits = DEFAULT_LIMITS
         gitlinks, module_notes = bring_modules_home(rr, start, tip, wip_message)
         notes += module_notes
         wip = _wip(rr, tip, wip_message, gitlinks, limits, left_out) if rr.path.is_dir() else None
-        branch = _set_branch(rr, wip or tip)
-        if branch == rr.branch:
+        made = empty_branch or bool(wip or rr.home_tip) or tip != rr.base_commit
+        branch = _set_branch(rr, wip or tip) if made else rr.branch
+        if made and branch == rr.branch:
             rr.home_tip = wip or tip
             record_home_tip(rr)
     except BaseException:
@@ -77,7 +83,7 @@ def bring_home(rr: RunRepo, wip_message: str, limits: WipLimits = DEFAULT_LIMITS
         raise
     # Home: the carrier goes with the run's directories (runsdir.detach), which every caller removes next.
     said = tuple(f"{path} ({why})" for path, why in left_out.items())
-    return Homecoming(branch, wip or tip, wip, "; ".join(n for n in notes if n), said)
+    return Homecoming(branch, wip or tip, wip, "; ".join(n for n in notes if n), said, made)
 
 
 def _wip(

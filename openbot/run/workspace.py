@@ -193,7 +193,7 @@ class Workspace:
         message = f"openbot: WIP: uncommitted work of {rec.bot}, saved at the end of run {rec.run_id}"
         home: Homecoming | None = None
         try:
-            self.home = home = bring_home(self.wt, message, limits)
+            self.home = home = bring_home(self.wt, message, limits, empty_branch=False)
             remove_run_repo(self.wt, later=True)  # the work is home: nothing waits for the deletion
         except OpenbotError as e:
             self._notice(
@@ -233,6 +233,9 @@ class Workspace:
 
         assert self.plan.repo is not None  # a run repository implies a repository
         home = self.home
+        if not home.made:  # nothing new: no branch was made, none is kept
+            said = f"no new commits over {self.record.base}: no branch kept ({home.branch} was not made)"
+            return Closed(action="discard", action_message=said)
         if requested != "discard" and self._drop_if_empty():
             said = f"no new commits over {self.record.base}: deleted the empty branch {home.branch}"
             return Closed(action="discard", action_message=said)
@@ -253,11 +256,9 @@ class Workspace:
         if not self._drop_if_empty():
             return False
         assert self.home is not None
-        branch = self.home.branch
+        branch, done = self.home.branch, "deleted the empty branch" if self.home.made else "no branch kept"
         self._notice(
-            "empty_branch_deleted",
-            f"no commits on {branch}: deleted the empty branch (a resume recreates it)",
-            branch=branch,
+            "empty_branch_deleted", f"no commits on {branch}: {done} (a resume recreates it)", branch=branch
         )
         return True
 
@@ -267,6 +268,8 @@ class Workspace:
 
         assert self.wt is not None and self.plan.repo is not None
         home = self.home
+        if home is not None and not home.made:
+            return True  # never made (bring_home): nothing to delete
         if home is None or commits_over(self.plan.repo, self.wt.base_commit, home.tip) != 0:
             return False
         return delete_branch(self.plan.repo, home.branch, home.tip)

@@ -7,6 +7,7 @@ home, and the trash disappears without openbot (waited for as an event, not a cl
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -47,3 +48,52 @@ def test_the_run_repository_is_deleted_by_a_process_of_its_own(
     args = line.split()
     assert args[:2] == ["-rf", "--"] and len(args) >= 4
     assert all(Path(a).parent == runs and Path(a).name.startswith(".trash-tidy-") for a in args[2:])
+
+
+@pytest.fixture
+def logged_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir, log = tmp_path / "gitbin", tmp_path / "git.log"
+    bin_dir.mkdir()
+    shim = bin_dir / "git"
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, log
+
+
+def _ref_updates(log: Path) -> list[str]:
+    calls = log.read_text().splitlines() if log.exists() else []
+    return [c for c in calls if " update-ref " in f" {c} " or " rev-list " in f" {c} "]
+
+
+@pytest.mark.parametrize("action", ["discard", "review", "merge"])
+def test_a_run_that_made_nothing_makes_no_branch_to_delete(
+    repo: Path, logged_git: tuple[dict[str, str], Path], action: str
+) -> None:
+    env, log = logged_git
+    make_bot("idle", [reply("", complete("nothing to do", action=action))])
+
+    out = run_cli("run", "idle", "--json", cwd=repo, env=env)
+
+    assert out.returncode == 0, out.stderr
+    # Before, the end made openbot/<name> at the base (update-ref) and deleted it again (update-ref -d,
+    # after a rev-list for review and merge): two or three git processes for nothing.
+    assert _ref_updates(log) == []
+    assert git(repo, "branch", "--list", "openbot/*") == ""
+    result = json.loads(out.stdout)
+    assert result["status"] == "completed" and result["action"] == "discard"
+
+
+def test_a_run_with_a_commit_still_brings_its_branch_home(
+    repo: Path, logged_git: tuple[dict[str, str], Path]
+) -> None:
+    env, log = logged_git
+    work = "echo hi > note.txt && git add note.txt && git commit -qm note"
+    make_bot("busy", [reply("", shell(work)), reply("", complete("noted", action="discard"))])
+
+    out = run_cli("run", "busy", cwd=repo, env=env)
+
+    assert out.returncode == 0, out.stderr
+    assert len([c for c in _ref_updates(log) if "update-ref" in c]) == 2  # made, then discarded
+    assert git(repo, "branch", "--list", "openbot/*") == ""
