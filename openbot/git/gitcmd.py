@@ -141,6 +141,24 @@ def first_line(text: str) -> str:
     return lines[0] if lines else "(no output)"
 
 
+_WARMING: list[object] = []
+
+
+def warm_pygit2() -> None:
+    """Import pygit2 on a thread of its own, once (50-150 ms): a run's start does without it, its end
+    needs it for the WIP commit, and in between the run mostly waits on the model."""
+    if _WARMING:
+        return
+    import importlib
+    import threading
+
+    thread = threading.Thread(
+        target=importlib.import_module, args=("pygit2",), name="openbot-pygit2", daemon=True
+    )
+    _WARMING.append(thread)
+    thread.start()
+
+
 def open_repo(path: Path) -> pygit2.Repository:
     import pygit2
 

@@ -22,6 +22,7 @@ from openbot.agent.tools.registry import default_tools
 from openbot.config.skills import Skill, load_skills_checked
 from openbot.errors import EXIT_FAILED, ConfigError, OpenbotError, debug_enabled, exit_code_of
 from openbot.events import EventLog, Notice, NoticeKind, TeeSink
+from openbot.git.gitcmd import warm_pygit2
 from openbot.run.mcp_servers import start_mcp
 from openbot.run.plan import RunPlan
 from openbot.run.protocols import Guard, Input, View
@@ -60,7 +61,8 @@ class Runner:
             recorder=self.recorder,
             workspace=Workspace(plan, rec, view, self.notices),
             history=History(paths.history_dir(plan.bot.name, rec.project)),
-            model=GuardedModel(plan.backend, guard),
+            # pygit2 (the WIP commit at the end) imported while the model works, not at the end
+            model=GuardedModel(plan.backend, guard, warm_pygit2 if plan.use_worktree else None),
             tools=default_tools(config.command_timeout_secs, config.tools),
             conversation=Conversation(rec.conversation_path, redactor.redact),
             context=ContextKeeper(plan.window or CONTEXT_WINDOW, server_compaction=plan.server_compaction),

@@ -123,11 +123,15 @@ class SignalGuard:
 
 
 class GuardedModel:
-    """Marks model calls so a first ctrl-c can abandon a streaming call at once."""
+    """Marks model calls so a first ctrl-c can abandon a streaming call at once; `after_first_reply` runs
+    once the first reply is in (work for the run's end, kept off its first request)."""
 
-    def __init__(self, inner: ModelBackend, guard: Guard) -> None:
+    def __init__(
+        self, inner: ModelBackend, guard: Guard, after_first_reply: Callable[[], None] | None = None
+    ) -> None:
         self.inner = inner
         self.guard = guard
+        self.after_first_reply = after_first_reply
 
     @property
     def model(self) -> str:  # the model answering now (a fallback chain switches)
@@ -135,7 +139,11 @@ class GuardedModel:
 
     def complete(self, request: ModelRequest, sink: EventSink) -> ModelReply:
         with self.guard.model_call():
-            return self.inner.complete(request, sink)
+            reply = self.inner.complete(request, sink)
+        if self.after_first_reply is not None:
+            after, self.after_first_reply = self.after_first_reply, None
+            after()
+        return reply
 
     def count_tokens(self, request: ModelRequest) -> int | None:
         """The backend's own count of the prompt, where it can give one (optional for backends)."""

@@ -97,3 +97,28 @@ def test_a_run_with_a_commit_still_brings_its_branch_home(
     assert out.returncode == 0, out.stderr
     assert len([c for c in _ref_updates(log) if "update-ref" in c]) == 2  # made, then discarded
     assert git(repo, "branch", "--list", "openbot/*") == ""
+
+
+def test_the_end_s_pygit2_import_starts_once_the_first_reply_is_in() -> None:
+    """pygit2 (the WIP commit) is imported while the model works: after its first reply, never on the
+    way to the first request, and once."""
+    from openbot.agent.models.base import ModelRequest
+    from openbot.agent.models.scripted import ScriptedModel
+    from openbot.events import ListSink
+    from openbot.run.signals import GuardedModel, SignalGuard
+    from openbot.stops import Cancel
+
+    seen: list[str] = []
+    inner = ScriptedModel([{"text": "one"}, {"text": "two"}])
+    complete = inner.complete
+
+    def answering(request: ModelRequest, sink: ListSink) -> object:
+        seen.append("reply")
+        return complete(request, sink)
+
+    inner.complete = answering  # type: ignore[method-assign]
+    model = GuardedModel(inner, SignalGuard(Cancel()), lambda: seen.append("warm"))
+    request = ModelRequest("sys", [], [{"role": "user", "content": "go"}])
+    model.complete(request, ListSink())
+    model.complete(request, ListSink())
+    assert seen == ["reply", "warm", "reply"]
