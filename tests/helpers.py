@@ -117,6 +117,18 @@ def start_run(*args: str, cwd: Path, **popen: Any) -> subprocess.Popen[str]:
     )
 
 
+def wrote(repo: Path, bot: str, name: str) -> bool:
+    """The bot's command has written a whole line to `name` in its checkout (a run's head start, awaited
+    rather than guessed at with a sleep: a loaded machine may take longer to get there)."""
+    for path in (repo / ".git" / "openbot-worktrees").glob(f"{bot}-*/{name}"):
+        try:
+            if path.read_text().endswith("\n"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def tool_started(bot: str) -> bool:
     """The bot's latest session has logged a tool call (its command is running or has run)."""
     found = sessions(bot)

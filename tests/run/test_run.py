@@ -26,8 +26,8 @@ from tests.helpers import (
     sessions,
     shell,
     start_run,
-    tool_started,
     wait_for,
+    wrote,
 )
 
 
@@ -241,8 +241,7 @@ def test_two_bots_in_parallel_on_one_repo(repo: Path) -> None:
 def test_signal_during_long_command_interrupts_cleanly(repo: Path, sig: signal.Signals, code: int) -> None:
     make_bot("sleeper", [reply("", shell("echo wip > wip.txt; sleep 60")), reply("never")])
     proc = start_run("run", "sleeper", "--json", cwd=repo)
-    wait_for(lambda: tool_started("sleeper"))
-    time.sleep(0.5)
+    wait_for(lambda: wrote(repo, "sleeper", "wip.txt"))
     t0 = time.monotonic()
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=30)
@@ -262,8 +261,7 @@ def test_signal_during_long_command_interrupts_cleanly(repo: Path, sig: signal.S
 def test_sigkilled_run_is_swept_by_the_next_run(repo: Path) -> None:
     make_bot("victim", [reply("", shell("echo precious > precious.txt; sleep 60"))])
     proc = start_run("run", "victim", cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for(lambda: tool_started("victim"))
-    time.sleep(0.5)
+    wait_for(lambda: wrote(repo, "victim", "precious.txt"))
     proc.kill()
     proc.wait()
     assert bot_branches(repo) == []  # the run's branch is in its own repository until brought home
@@ -423,8 +421,7 @@ def test_bot_option_and_with_changes(repo: Path) -> None:
 def test_a_second_ctrl_c_exits_at_once_and_the_next_run_recovers_the_work(repo: Path) -> None:
     make_bot("hasty", [reply("", shell("echo draft > draft.txt; trap '' INT TERM; sleep 60"))])
     proc = start_run("run", "hasty", cwd=repo)
-    wait_for(lambda: tool_started("hasty"))
-    time.sleep(0.5)
+    wait_for(lambda: wrote(repo, "hasty", "draft.txt"))
     started = time.monotonic()
     proc.send_signal(signal.SIGINT)
     time.sleep(0.2)

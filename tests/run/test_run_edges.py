@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 from openbot import paths
@@ -24,6 +23,7 @@ from tests.helpers import (
     start_run,
     tool_started,
     wait_for,
+    wrote,
 )
 
 
@@ -35,8 +35,7 @@ def _conversation(bot: str) -> list[dict]:
 def test_resume_after_sigkill_mid_tool_gives_the_killed_call_a_result(repo: Path) -> None:
     bot_dir = make_bot("crash", [reply("", shell("echo half > half.txt; sleep 60", "toolu_killed"))])
     proc = start_run("run", "crash", "--json", cwd=repo, stderr=subprocess.DEVNULL)
-    wait_for(lambda: tool_started("crash"))
-    time.sleep(0.5)
+    wait_for(lambda: wrote(repo, "crash", "half.txt"))
     proc.kill()
     proc.communicate()
     run_id = next(paths.bot_home("crash").glob("workspaces/*/runs/*")).name
@@ -108,8 +107,7 @@ def test_resumed_runs_add_up_their_tokens(repo: Path) -> None:
 def test_a_run_whose_stderr_reader_died_still_saves_everything(repo: Path) -> None:
     make_bot("piped", [reply("", shell("echo wip > wip.txt; sleep 60"))])
     proc = start_run("run", "piped", "--json", cwd=repo)
-    wait_for(lambda: tool_started("piped"))
-    time.sleep(0.3)
+    wait_for(lambda: wrote(repo, "piped", "wip.txt"))
     assert proc.stderr is not None
     proc.stderr.close()  # like `openbot run … 2>&1 | tee log` with tee killed by the same ctrl-c
     proc.send_signal(signal.SIGINT)
@@ -128,10 +126,6 @@ def test_a_command_stops_at_its_timeout_even_when_openbot_is_killed(repo: Path) 
     call = {"name": "shell", "input": {"command": f"{marker}", "timeout_secs": 2}}
     make_bot("deadman", [reply("", call)])
     proc = start_run("run", "deadman", cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for(lambda: tool_started("deadman"))
-    time.sleep(0.3)
-    proc.kill()  # openbot cannot stop the command now: its own `timeout` wrapper must
-    proc.wait()
 
     def running() -> bool:
         for stat in Path("/proc").glob("[0-9]*/cmdline"):
@@ -144,6 +138,9 @@ def test_a_command_stops_at_its_timeout_even_when_openbot_is_killed(repo: Path) 
                 continue
         return False
 
+    wait_for(running)  # the command itself, not a guess at how long it takes to start
+    proc.kill()  # openbot cannot stop the command now: its own `timeout` wrapper must
+    proc.wait()
     # Sandboxed, bwrap --die-with-parent stops it at once; unconfined, the `timeout` wrapper within ~7 s.
     wait_for(lambda: not running(), timeout=20)
 
