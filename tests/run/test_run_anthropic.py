@@ -133,12 +133,10 @@ def test_an_auth_token_alone_is_enough_as_it_is_for_the_sdk(repo: Path) -> None:
     assert json.loads(out.stdout)["status"] == "completed" and KEY not in out.stderr
 
 
-def test_a_mistyped_model_is_refused_when_the_models_api_cannot_be_reached(repo: Path) -> None:
-    import socket
-
-    with socket.socket() as s:  # a port nothing listens on: the Models API cannot be reached
-        s.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+def test_a_mistyped_model_is_refused_when_the_models_api_cannot_be_reached(
+    repo: Path, closed_port: int
+) -> None:
+    closed = f"http://127.0.0.1:{closed_port}"  # nothing listens there: the Models API cannot be reached
     claude_bot("typo")
     env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": closed}
     out = run_cli("run", "typo", "-m", "claude-sonet-5-5", cwd=repo, env=env)

@@ -3,7 +3,6 @@ model listed — through the real CLI against the loopback stand-in."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 from openbot.testing.fakeopenai import FakeOpenAI
@@ -11,22 +10,16 @@ from tests.helpers import run_cli
 from tests.run.test_run_openai import KEY, bot
 
 
-def free_port() -> int:
-    with socket.socket() as s:  # bound then closed: nothing listens there
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def lines(out: str, bot_name: str) -> list[str]:
     return [line for line in out.splitlines() if f"model of bot {bot_name} " in line]
 
 
-def test_doctor_says_for_each_backend_whether_it_can_run(repo: Path) -> None:
+def test_doctor_says_for_each_backend_whether_it_can_run(repo: Path, closed_port: int) -> None:
     with FakeOpenAI([], models={"qwen3-coder:latest": {}, "gpt-5.1": {}}) as api:
         bot("local", "ollama:qwen3-coder", f'base_url = "{api.base_url}"')
         bot("unpulled", "ollama:llama9", f'base_url = "{api.base_url}"')
         bot("cloud", "openai:gpt-5.1")
-        bot("down", "openai-compatible:coder", f'base_url = "http://127.0.0.1:{free_port()}/v1"')
+        bot("down", "openai-compatible:coder", f'base_url = "http://127.0.0.1:{closed_port}/v1"')
         bot("claude", "claude-sonnet-5-5")
         with_key = run_cli("doctor", cwd=repo, env={"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.base_url})
         without = run_cli("doctor", cwd=repo, env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": api.base_url})
