@@ -26,8 +26,12 @@ class Head:
 
 
 def head(workdir: Path) -> Head:
+    """HEAD of the checkout; a repository git cannot read is a GitError, never taken for an unborn HEAD."""
     ref = run_git(workdir, "symbolic-ref", "-q", "HEAD", check=False)
     rev = run_git(workdir, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
+    for proc in (ref, rev):  # 1: detached, or unborn (quietly); anything else is git refusing
+        if proc.returncode not in (0, 1):
+            raise GitError(f"cannot read HEAD in {workdir}: {first_line(proc.stderr or proc.stdout)}")
     return Head(
         rev.stdout.strip() if rev.returncode == 0 else "", ref.stdout.strip() if ref.returncode == 0 else ""
     )

@@ -4,7 +4,6 @@ unborn), branches, and the configuration entries in libgit2's order, system file
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from openbot.errors import GitError
 from openbot.git import userrepo
 from tests.helpers import git
 
@@ -70,4 +70,6 @@ def test_head_and_branches_as_pygit2_saw_them(repo: Path, tmp_path: Path) -> Non
     assert not userrepo.any_branch(empty)
     git(repo, "checkout", "-q", "--orphan", "fresh")
     assert userrepo.head(repo) == userrepo.Head("", "refs/heads/fresh") and userrepo.any_branch(repo)
-    assert os.path.isdir(repo)
+    (repo / ".git" / "HEAD").write_text("not a ref\n")  # git refuses the repository: said, not "unborn"
+    with pytest.raises(GitError):
+        userrepo.head(repo)
