@@ -10,6 +10,7 @@ is None, as pygit2 gives it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,12 @@ class Head:
 
 def head(workdir: Path) -> Head:
     """HEAD of the checkout; a repository git cannot read is a GitError, never taken for an unborn HEAD."""
+    # One git for the usual case (a commit, on a branch or detached); an unborn HEAD fails it.
+    both = run_git(workdir, "rev-parse", "HEAD^{commit}", "--symbolic-full-name", "HEAD", check=False)
+    lines = both.stdout.split()
+    if both.returncode == 0 and len(lines) == 2 and re.fullmatch(r"[0-9a-f]{40,64}", lines[0]):
+        if lines[1] == "HEAD" or lines[1].startswith("refs/"):
+            return Head(lines[0], "" if lines[1] == "HEAD" else lines[1])
     ref = run_git(workdir, "symbolic-ref", "-q", "HEAD", check=False)
     rev = run_git(workdir, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
     for proc in (ref, rev):  # 1: detached, or unborn (quietly); anything else is git refusing
