@@ -195,18 +195,44 @@ class Verifier:
         ws = self.workspace
         git = shutil.which("git") or "git"  # openbot's, not one the agent put first on its PATH (.venv/bin)
         argv = [git, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "status", "--porcelain"]
-        if ws.sandbox is not None:
-            argv = ws.sandbox.wrap(argv)
         env = {**ws.env, **(ws.sandbox.env() if ws.sandbox is not None else {})}
-        try:
-            out = subprocess.run(
-                argv, cwd=ws.workdir, env=env, capture_output=True, text=True, timeout=60,
-                stdin=subprocess.DEVNULL, start_new_session=True,
-            )  # fmt: skip
-        except (OSError, subprocess.TimeoutExpired):
-            return ()
-        lines = [ln for ln in out.stdout.splitlines() if ln.strip()] if out.returncode == 0 else []
+        waited = self._in_waiting_sandbox(argv, env)
+        if waited is None:
+            if ws.sandbox is not None:
+                argv = ws.sandbox.wrap(argv)
+            try:
+                out = subprocess.run(
+                    argv, cwd=ws.workdir, env=env, capture_output=True, text=True, timeout=60,
+                    stdin=subprocess.DEVNULL, start_new_session=True,
+                )  # fmt: skip
+            except (OSError, subprocess.TimeoutExpired):
+                return ()
+            waited = out.stdout if out.returncode == 0 else ""
+        lines = [ln for ln in waited.splitlines() if ln.strip()]
         return tuple(lines[:20]) + ((f"... and {len(lines) - 20} more",) if len(lines) > 20 else ())
+
+    def _in_waiting_sandbox(self, argv: list[str], env: dict[str, str]) -> str | None:
+        """`argv`'s output (or "" when it failed) in the shell tool's waiting sandbox: the same walls, in
+        the agent's checkout, started after its last command; None when there is none to use (a new
+        sandbox's start would be most of this check's time)."""
+        from openbot.agent.tools import shell_spare
+
+        ws, sandbox = self.workspace, self.workspace.sandbox
+        shell = next((t for t in self.tools if isinstance(t, ShellTool)), None)
+        spare = shell.spares.spare if shell is not None else None
+        if sandbox is None or shell is None or spare is None or spare.proc.poll() is not None:
+            return None
+        if spare.key != shell_spare.key_of(sandbox, ws.workdir):
+            return None
+        spare = shell.spares.take(sandbox, ws.workdir, env, bool(sandbox.bwrap))
+        quiet = ["/bin/sh", "-c", 'exec "$@" 2>/dev/null', "sh", *argv]  # stderr shares stdout in a spare
+        try:
+            shell_spare.send(spare, ws.workdir, quiet, env)
+            out, _ = spare.proc.communicate(timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            shell_spare.discard(spare)
+            return ""
+        return out.decode(errors="replace") if spare.proc.returncode == 0 else ""
 
     def _stop_agent(self) -> int:
         """No process of the agent's is alive while its work is checked."""

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import complete, git, make_bot, reply, run_cli, shell, wait_for
+from tests.helpers import complete, events, git, make_bot, reply, run_cli, sessions, shell, wait_for
 
 
 @pytest.fixture
@@ -122,3 +124,43 @@ def test_the_end_s_pygit2_import_starts_once_the_first_reply_is_in() -> None:
     model.complete(request, ListSink())
     model.complete(request, ListSink())
     assert seen == ["reply", "warm", "reply"]
+
+
+STATUS_COUNTER = """\
+import atexit, subprocess, sys
+out = sys.argv.pop(1)
+started = []
+real_run = subprocess.run
+def run(argv, *args, **kwargs):
+    if "status" in argv and "core.fsmonitor=false" in argv:  # the verification's, not the start's
+        started.append(argv)
+    return real_run(argv, *args, **kwargs)
+subprocess.run = run
+def note(out=out, started=started, open=open):
+    with open(out, "w") as f:
+        f.write(repr(started))
+atexit.register(note)
+sys.argv[0] = "openbot"
+from openbot.cli.app import main
+sys.exit(main())
+"""
+
+
+def test_verification_asks_git_status_in_the_sandbox_already_waiting(tmp_path: Path, repo: Path) -> None:
+    """The agent's checkout's `git status` (what verification does not count) runs in the shell tool's
+    sandbox started after the agent's last command, not in a new one: no process is started for it."""
+    work = "echo x > scratch.txt && echo y > kept.txt && git add kept.txt && git commit -qm kept"
+    make_bot("checked", [reply("", shell(work)), reply("", complete("kept", action="review"))],
+             config='verify = ["true"]\n')  # fmt: skip
+    wrapper, count = tmp_path / "openbot-wrapper.py", tmp_path / "count.txt"
+    wrapper.write_text(STATUS_COUNTER)
+    out = subprocess.run(
+        [sys.executable, str(wrapper), str(count), "run", "checked"],
+        cwd=repo, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    assert out.returncode == 0, out.stderr
+    assert count.read_text() == "[]"  # before: one sandboxed `git status` started of its own
+    [session] = sessions("checked")
+    [check] = [e for e in events(session) if e["type"] == "verification"]
+    assert check["passed"] and check["uncommitted"] == ["?? scratch.txt"]

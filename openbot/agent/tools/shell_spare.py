@@ -33,7 +33,8 @@ class Spare:
     key: tuple[object, ...]
 
 
-def _key(policy: SandboxPolicy, cwd: Path) -> tuple[object, ...]:
+def key_of(policy: SandboxPolicy, cwd: Path) -> tuple[object, ...]:
+    """What a spare is kept for: the policy and the directory it was started with."""
     return (policy, str(cwd))
 
 
@@ -60,7 +61,7 @@ def start(policy: SandboxPolicy, cwd: Path, env: dict[str, str], contained: bool
         raise
     finally:
         os.close(read_end)
-    return Spare(proc, write_end, _key(policy, cwd))
+    return Spare(proc, write_end, key_of(policy, cwd))
 
 
 def send(spare: Spare, cwd: Path, argv: list[str], env: dict[str, str]) -> None:
@@ -101,7 +102,7 @@ class Spares:
         spare, self.spare = self.spare, None
         if self._finalizer is not None:
             self._finalizer.detach()
-        if spare is not None and (spare.key != _key(policy, cwd) or spare.proc.poll() is not None):
+        if spare is not None and (spare.key != key_of(policy, cwd) or spare.proc.poll() is not None):
             discard(spare)
             spare = None
         return spare or start(policy, cwd, env, contained)
