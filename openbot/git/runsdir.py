@@ -193,16 +193,17 @@ def empty_trash(paths: list[Path]) -> None:
 def empty_trash_later(paths: list[Path]) -> None:
     """Hand the trash's directories to an `rm -rf` of their own, not waited for: deleting a checkout is
     most of a run's end and nothing needs to wait on it (the work is home; the trash is openbot's
-    scratch). What it cannot delete (a directory the bot made read-only, an rm killed) stays
-    `.trash-*`, which the next run's sweep empties. A symlink or a file is removed here, never followed."""
+    scratch). What it cannot delete (an rm killed) stays `.trash-*`, which the next run's sweep
+    empties. A symlink or a file is removed here, never followed (nor by `chmod -R`: -P)."""
     dirs = [p for p in paths if p.is_dir() and not p.is_symlink()]
     empty_trash([p for p in paths if p not in dirs])
     if not dirs:
         return
     null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    # A directory without write permission (Go's module cache makes them) is opened up, then deleted.
+    script = 'rm -rf -- "$@" || { chmod -R u+rwx -- "$@"; rm -rf -- "$@"; }'
     try:  # posix_spawn, not Popen: no object whose collection warns that its child still runs
-        os.posix_spawnp(
-            "rm", ["rm", "-rf", "--", *map(str, dirs)], os.environ, file_actions=null, setsid=True
-        )
+        argv = ["sh", "-c", script, "openbot-trash", *map(str, dirs)]
+        os.posix_spawnp("sh", argv, os.environ, file_actions=null, setsid=True)
     except OSError:
         empty_trash(dirs)

@@ -30,7 +30,7 @@ from openbot.agent.tools.shell import ShellTool
 from openbot.config.verify import setup_caveat
 from openbot.errors import OpenbotError
 from openbot.events import EventSink
-from openbot.git.gitcmd import rmtree
+from openbot.git.runsdir import empty_trash_later
 from openbot.run.plan import RunPlan
 from openbot.run.record import Recorder
 from openbot.run.verify_outcome import Collect, Outcome, Verification, feedback
@@ -107,7 +107,7 @@ class Verifier:
         try:
             return self._run_in(into, ctx, uncommitted, stopped)
         finally:
-            rmtree(into)
+            empty_trash_later([into])  # the checkout is done with: nothing waits for its deletion
 
     def _run_in(self, into: Path, ctx: ToolContext, uncommitted: tuple[str, ...], stopped: int) -> Outcome:
         from openbot.git.verifytree import clean_checkout
