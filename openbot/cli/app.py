@@ -33,6 +33,8 @@ def leave(code: object) -> NoReturn:
     import os
     import threading
 
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        raise SystemExit(code)  # a profiler or coverage writes what it found once main has returned
     status = code if isinstance(code, int) else 0 if code is None else 1
     if not isinstance(code, int) and code is not None:
         print(code, file=sys.stderr)  # as sys.exit prints a message given instead of a status

@@ -71,3 +71,14 @@ def test_help_leaves_the_same_way(tmp_path: Path, repo: Path) -> None:
     out, notes = _openbot(tmp_path, repo, "--help")
     assert out.returncode == 0 and "Usage" in out.stdout
     assert notes == ["thread", "atexit"]
+
+
+def test_under_a_profiler_the_command_exits_as_python_does(tmp_path: Path, repo: Path) -> None:
+    """cProfile writes its stats once main has returned: leaving at once would lose them."""
+    stats = tmp_path / "stats.prof"
+    out = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(stats), "-m", "openbot", "--help"],
+        cwd=repo, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.returncode == 0 and "Usage" in out.stdout, out.stderr
+    assert stats.stat().st_size > 0
