@@ -117,6 +117,18 @@ def start_run(*args: str, cwd: Path, **popen: Any) -> subprocess.Popen[str]:
     )
 
 
+def walk(root: Path, into_git: bool = False) -> list[Path]:
+    """Every path under `root` (not inside `.git` directories unless `into_git`). os.walk, not rglob: a
+    run's trash in `.git/openbot-worktrees/` is deleted by a detached rm after openbot exits, and rglob
+    raises when a directory vanishes under it; os.walk skips it."""
+    found = []
+    for top, dirs, files in os.walk(root):
+        if not into_git:
+            dirs[:] = [d for d in dirs if d != ".git"]
+        found += [Path(top, name) for name in dirs + files]
+    return found
+
+
 def wrote(repo: Path, bot: str, name: str) -> bool:
     """The bot's command has written a whole line to `name` in its checkout (a run's head start, awaited
     rather than guessed at with a sleep: a loaded machine may take longer to get there)."""

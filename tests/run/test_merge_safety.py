@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from openbot import paths
-from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell
+from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell, walk
 
 MERGE = "merge_unverified = true"  # these bots verify nothing: the merge itself is under test
 FAKE_OID = "ab" * 32  # a pointer whose oid could carry 32 bytes of anything the bot read
@@ -98,7 +98,7 @@ def test_a_merge_git_gives_up_on_part_way_leaves_the_checkout_as_it_was(tmp_path
         " && git add -A && git commit -qm mine"
     )
     make_bot("partway", [reply("", shell(work)), reply("", complete("done", "merge"))], MERGE)
-    listing = sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if ".git" not in p.parts)
+    listing = sorted(str(p.relative_to(repo)) for p in walk(repo) if ".git" not in p.parts)
 
     out = run_cli("run", "partway", "--json", cwd=repo)
 
@@ -106,7 +106,7 @@ def test_a_merge_git_gives_up_on_part_way_leaves_the_checkout_as_it_was(tmp_path
     result = json.loads(out.stdout)
     assert result["action"] == "review", result
     assert "not merged" in result["action_message"], result
-    assert sorted(str(p.relative_to(repo)) for p in repo.rglob("*") if ".git" not in p.parts) == listing
+    assert sorted(str(p.relative_to(repo)) for p in walk(repo) if ".git" not in p.parts) == listing
     assert (repo / "src" / "a.txt").read_text() == "a\n"
     assert git(repo, "status", "--porcelain") == "?? notes/"
     assert git(repo, "log", "-1", "--format=%s", "main") == "initial"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from openbot.sandbox import kernel_support
-from tests.helpers import complete, events, git, make_bot, reply, run_cli, sessions, shell
+from tests.helpers import complete, events, git, make_bot, reply, run_cli, sessions, shell, walk
 
 
 def commit_bot(repo: Path, name: str) -> Path:
@@ -51,12 +51,12 @@ def test_no_worktree_never_lets_the_agent_write_openbot_or_the_hooks_dir(repo: P
     make_bot(
         "inplace", [reply("", *calls, edit, shell("echo ok >> README.md", "legit")), reply("", complete())]
     )
-    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts}
+    before = {p: p.read_bytes() for p in walk(repo) if p.is_file() and ".git" not in p.parts}
     proc = run_cli("run", "inplace", "--no-worktree", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     evs = events(sessions("inplace")[-1])
     codes = {e["tool_use_id"]: e["exit_code"] for e in evs if e["type"] == "command"}
     assert codes["legit"] == 0 and [id for id in attacks if codes[id] == 0] == [], codes
     assert [e for e in evs if e["type"] == "tool_result" and e["tool_use_id"] == "edit-config"][0]["is_error"]
-    after = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts}
+    after = {p: p.read_bytes() for p in walk(repo) if p.is_file() and ".git" not in p.parts}
     assert {p for p in after if after[p] != before.get(p)} == {repo / "README.md"}

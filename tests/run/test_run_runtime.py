@@ -24,7 +24,7 @@ from openbot.testing.fakeapi import (
     reply,
     stall,
 )
-from tests.helpers import events, git, metadata, run_cli, sessions
+from tests.helpers import events, git, metadata, run_cli, sessions, walk
 
 KEY = "sk-ant-api03-TESTKEY-do-not-leak-0123456789abcdef"
 SUMMARY = "Summary: printed many lines; next, finish."
@@ -171,7 +171,7 @@ def test_a_refusal_is_recorded_and_its_tool_call_not_run(repo: Path) -> None:
     assert not [e for e in events(session) if e["type"] == "tool_call"]
     [notice] = notices(session, "refusal")
     assert notice["data"]["stop_details"]["category"] == "cyber"
-    assert not list(repo.rglob("pwned")) and not list(repo.parent.rglob("pwned"))
+    assert not [p for p in walk(repo.parent, into_git=True) if p.name == "pwned"]
 
 
 def test_a_minute_of_529_is_waited_out_and_the_run_completes(repo: Path) -> None:
