@@ -57,9 +57,19 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., object]:
 
 # End-to-end tests (the real CLI in subprocesses, sandboxes, the shipped bots' dry runs, the workflow's
 # steps) are `slow`; the rest — units and components in-process — are the quick subset a change can be
-# checked with in about a minute: `python3 -m pytest -m "not slow"` (README).
+# checked with in under a minute: `python3 -m pytest -n 4 --dist worksteal -m "not slow"` (README).
 SLOW_DIRS = ("run", "sandbox", "cli")
-SLOW_FILES = ("test_shipped_runs.py", "test_demo_script.py", "test_workflow.py", "test_live_terminal.py")
+SLOW_FILES = (
+    "test_shipped_runs.py",
+    "test_demo_script.py",
+    "test_workflow.py",
+    "test_live_terminal.py",
+    # The real CLI in subprocesses outside those directories (~90 `python -m openbot` between them).
+    "test_corrupt_state.py",
+    "test_escapes.py",
+    "test_trust.py",
+    "test_errors.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
