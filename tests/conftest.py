@@ -18,6 +18,8 @@ def openbot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own OPENBOT_HOME and no API key from the developer's environment."""
     home = tmp_path / "openbot-home"
     monkeypatch.setenv("OPENBOT_HOME", str(home))
+    # `--help` keeps typer's terminal renderings in the cache directory (cli/help_cache.py): not the user's.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     monkeypatch.delenv("OPENBOT_DEBUG", raising=False)

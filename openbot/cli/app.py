@@ -1,5 +1,6 @@
 """The `openbot` console entry point: help and the version from stored text where typer would print exactly
-that (`cli/stored_help.py`: no typer, rich or pydantic imported), everything else through the typer app.
+that (`cli/stored_help.py`: no typer, rich or pydantic imported), help in a terminal from what typer
+rendered there before (`cli/help_cache.py`), everything else through the typer app.
 
 A command that has finished leaves at once (`leave`): the interpreter's teardown frees a run's ~40,000
 objects module by module, 40–150 ms after everything was done and said, which no user waits for."""
@@ -16,9 +17,17 @@ def main() -> None:
     argv = sys.argv[1:]
     try:
         if not stored_help.serve(argv):
+            entry = None
+            if stored_help.could_be_help(argv):
+                from openbot.cli import help_cache
+
+                entry = help_cache.serve(argv)  # exits when it has this terminal's rendering
             from openbot.cli.typer_app import run
 
-            run(argv)
+            if entry is None:
+                run(argv)
+            else:
+                help_cache.record(entry, lambda: run(argv))
     except SystemExit as e:
         leave(e.code)
     leave(0)

@@ -15,7 +15,7 @@ import sys
 
 TYPE_CHECKING = False  # typing itself costs ~3 ms to import, more than the rest of this path
 if TYPE_CHECKING:
-    from typing import TextIO
+    from typing import Any, NoReturn, TextIO
 
 HELP_FILE = os.path.join(os.path.dirname(__file__), "help.json")
 HELP_ARGS = ("--help", "-h")
@@ -44,17 +44,29 @@ def answer(argv: list[str], prog: str, stdout: TextIO) -> tuple[int, str] | None
         from openbot import __version__
 
         return 0, f"openbot {__version__}\n"
-    if argv and argv[-1] not in HELP_ARGS and len(argv) != 1:
-        return None  # stored: `[commands] --help|-h` and bare groups; a run's argv is not read against it
+    if not could_be_help(argv):
+        return None
     if os.path.basename(prog) != "openbot" or not _renders_plain(stdout):
         return None  # `python -m openbot` names itself differently in the usage line
+    loaded = load()
+    found = None if loaded is None else loaded[1]["argv"].get(" ".join(argv))
+    return None if loaded is None or found is None else (found[0], loaded[1]["texts"][found[1]])
+
+
+def could_be_help(argv: list[str]) -> bool:
+    """Whether argv has the shape of what is stored: `[commands] --help|-h`, a bare group (a run's argv is
+    never read against the file)."""
+    return not argv or argv[-1] in HELP_ARGS or len(argv) == 1
+
+
+def load() -> tuple[bytes, dict[str, Any]] | None:
+    """help.json's bytes and contents; None when it cannot be read (typer renders then)."""
     try:
-        with open(HELP_FILE, encoding="utf-8") as f:
-            stored = json.load(f)
+        with open(HELP_FILE, "rb") as f:
+            raw = f.read()
+        return raw, json.loads(raw.decode("utf-8"))
     except (OSError, ValueError):
         return None
-    found = stored["argv"].get(" ".join(argv))
-    return None if found is None else (found[0], stored["texts"][found[1]])
 
 
 def _renders_plain(stdout: TextIO) -> bool:
@@ -83,7 +95,11 @@ def serve(argv: list[str]) -> bool:
     found = answer(argv, sys.argv[0], sys.stdout)
     if found is None:
         return False
-    code, text = found
+    emit(*found)
+
+
+def emit(code: int, text: str) -> NoReturn:
+    """Print a stored help text and exit with its status, as typer would."""
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
