@@ -1,7 +1,7 @@
 """Start-up time: the fast commands, `--help` against `codex --help`, and launch → first model request
 against `codex exec` (see docs/BENCHMARKS.md, "Start-up").
 
-    python scripts/bench_startup.py [--runs N] [--only help|first-request]
+    python scripts/bench_startup.py [--runs N] [--only help|terminal-help|first-request]
 
 Each command runs as a fresh subprocess, interleaved round by round so background load hits all of them
 alike; medians count, and ratios against a peer are taken per round (pairs), then the median. Setup: a
@@ -12,6 +12,11 @@ Baselines: a typer app that does nothing, the same app's `--help` (typer renders
 any typer `--help` pays), the app with one str argument, and `codex --help` (Codex is a native binary
 behind a small node launcher). Each openbot command is compared with its like-for-like baseline, on CPU
 time as well as wall time (CPU time is what a loaded, shared machine does not distort).
+
+`--help` in a terminal (terminal-help): stdin, stdout and stderr a pty of 100×30 columns, TERM=xterm-256color,
+as typed by hand; openbot's `--help` from its per-user cache (cli/help_cache.py, warmed by the first run),
+the same with no usable cache (XDG_CACHE_HOME a file: typer renders every time, as before the cache), and
+`codex --help` in the same pty. Every run must exit 0, and the kept text must equal typer's, byte for byte.
 
 Launch → first request: `python -m openbot run bench` (as in scripts/bench_side_by_side.py: claude model,
 the default sandbox, the Models API answer cached by a warm-up run) against the loopback Messages API
@@ -118,7 +123,9 @@ def _time(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11, help="interleaved runs per command (at least 5)")
-    parser.add_argument("--only", choices=["help", "first-request"], help="one of the two parts")
+    parser.add_argument(
+        "--only", choices=["help", "terminal-help", "first-request"], help="one of the three parts"
+    )
     parser.add_argument(
         "--before", metavar="DIR", help="also time the openbot package in DIR (a checkout of an older commit)"
     )
@@ -134,6 +141,9 @@ def main() -> int:
     missed = 0
     if args.only in (None, "help"):
         missed += _fast_commands(runs, args.before)
+    if args.only in (None, "terminal-help"):
+        print()
+        missed += _terminal_help(runs, args.before)
     if args.only in (None, "first-request"):
         print()
         missed += _first_request(runs, args.before)
@@ -235,6 +245,91 @@ def _report(times: dict[str, list[tuple[float, float]]]) -> int:
             target,
             "" if not target else ("yes" if ok else "NO"),
         ]
+        print("| " + " | ".join(cells) + " |")
+    return missed
+
+
+# ── `--help` typed in a terminal: openbot's kept rendering against codex ───────────────────────────
+
+
+def _time_pty(cmd: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
+    """(wall s, CPU s, what the terminal received) of one run in a fresh 100×30 pty."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdin=child, stdout=child, stderr=child)
+    os.close(child)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: every holder of the terminal's other end has closed it
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    os.close(main)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed in a terminal: {out[-500:]!r}")
+    return wall, usage.ru_utime + usage.ru_stime, out
+
+
+def _terminal_help(runs: int, before: str | None) -> int:
+    """Time `--help` in a pty; the number of targets missed (CPU and wall ≤ 1.0× `codex --help`)."""
+    from openbot.cli.stored_help import RENDERING_ENV
+
+    tmp = Path(tempfile.mkdtemp(prefix="openbot-bench-"))
+    try:
+        (tmp / "no-cache").write_text("")
+        env = {k: v for k, v in os.environ.items() if k not in RENDERING_ENV}
+        env |= {"TERM": "xterm-256color", "OPENBOT_HOME": str(tmp / "home"), "XDG_CACHE_HOME": str(tmp)}
+        ob = _openbot()
+        typer_env = {**env, "XDG_CACHE_HOME": str(tmp / "no-cache")}
+        commands = {
+            "openbot --help, kept": ([*ob, "--help"], env),
+            "openbot run --help, kept": ([*ob, "run", "--help"], env),
+            "openbot --help, no cache (typer renders)": ([*ob, "--help"], typer_env),
+        }
+        if before:
+            commands[f"openbot --help ({BEFORE})"] = ([*ob, "--help"], {**typer_env, "PYTHONPATH": before})
+        if shutil.which("codex"):
+            commands[CODEX_HELP] = (["codex", "--help"], env)
+        outs = {name: _time_pty(cmd, e)[2] for name, (cmd, e) in commands.items()}  # warms the cache too
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+        for _ in range(runs):
+            for name, (cmd, e) in commands.items():
+                wall, cpu, out = _time_pty(cmd, e)
+                if out != outs[name]:
+                    raise SystemExit(f"{name}: the terminal got different bytes from one run to the next")
+                times[name].append((wall, cpu))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if outs["openbot --help, kept"] != outs["openbot --help, no cache (typer renders)"]:
+        raise SystemExit("the kept --help differs from typer's rendering: no figure")
+    return _report_terminal(times)
+
+
+def _report_terminal(times: dict[str, list[tuple[float, float]]]) -> int:
+    print(
+        "| `--help` in a pty (100 columns, xterm-256color) | wall s | CPU s | ÷ codex, wall | ÷ codex, CPU |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    missed = 0
+    for name, t in times.items():
+        walls, cpus = [w for w, _ in t], [c for _, c in t]
+        cells = [f"`{name}`", f"{statistics.median(walls):.3f}", f"{statistics.median(cpus):.3f}", "", ""]
+        if CODEX_HELP in times and name != CODEX_HELP:
+            wall_x = _paired(walls, [w for w, _ in times[CODEX_HELP]])
+            cpu_x = _paired(cpus, [c for _, c in times[CODEX_HELP]])
+            cells[3:] = [f"{wall_x:.2f}×", f"{cpu_x:.2f}×"]
+            missed += "kept" in name and (wall_x > 1.0 or cpu_x > 1.0)
         print("| " + " | ".join(cells) + " |")
     return missed
 
