@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from openbot.cli import stored_help
+from openbot.cli import help_cache, stored_help
 
 ROOT = Path(__file__).resolve().parents[2]
 # The console script pip writes, under the name `openbot`; at exit (app.leave runs the atexit handlers) it
@@ -165,3 +165,20 @@ def test_only_help_is_kept(terminal: Terminal) -> None:
     version = terminal.run(["--version"])
     assert version[0] == 0 and b"openbot " in version[1]
     assert terminal.entries() == []
+
+
+def test_the_cache_keeps_the_newest_entries_only(tmp_path: Path) -> None:
+    # Keys change with every width, terminal and version: the directory must not grow without bound.
+    for n in range(help_cache.KEEP + 5):
+        entry = tmp_path / f"{n:04d}.json"
+        entry.write_text("{}")
+        os.utime(entry, ns=(n * 10**9, n * 10**9))
+    help_cache._prune(str(tmp_path))
+    left = sorted(p.name for p in tmp_path.glob("*.json"))
+    assert len(left) == help_cache.KEEP and left[0] == "0005.json"
+
+
+def test_the_directory_and_entries_are_the_users_alone(terminal: Terminal) -> None:
+    terminal.run(["--help"])
+    [entry] = terminal.entries()
+    assert entry.stat().st_mode & 0o777 == 0o600 and terminal.cache.stat().st_mode & 0o777 == 0o700
