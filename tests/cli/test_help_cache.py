@@ -56,8 +56,9 @@ class Terminal:
         base = {k: v for k, v in os.environ.items() if k not in stored_help.RENDERING_ENV}
         full_env = {**base, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", **env}
         full_env["MODULES_FILE"] = str(self.modules_file)
+        program = ["-m", "openbot"] if script == "-m" else [str(self.bin / script)]
         proc = subprocess.Popen(
-            [sys.executable, str(self.bin / script), *args],
+            [sys.executable, *program, *args],
             env=full_env,
             stdin=child,
             stdout=child,
@@ -126,6 +127,15 @@ def test_another_width_or_colour_setting_renders_afresh(terminal: Terminal) -> N
         outputs.add(out)
     assert len(outputs) >= 3  # the settings do change the rendering (NO_COLOR at 100 columns, say)
     assert len(terminal.entries()) == 1 + len(cases)
+
+
+def test_python_m_openbot_is_kept_apart_from_the_console_script(terminal: Terminal) -> None:
+    # click names the program from sys.argv[0] and __main__'s package: another usage line, another key.
+    script = terminal.run(["--help"])
+    module = terminal.run(["--help"], script="-m")
+    again = terminal.run(["--help"], script="-m")
+    assert b"python \x1b[0m\x1b[1;32m-m" in module[1] and b"python " not in script[1]  # `-m` in colour
+    assert again[:2] == module[:2] and len(terminal.entries()) == 2
 
 
 def test_the_height_does_not_change_typers_rendering(terminal: Terminal) -> None:
