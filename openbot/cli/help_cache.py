@@ -25,11 +25,8 @@ if TYPE_CHECKING:
 
 try:  # the builtin sha256: hashlib brings in OpenSSL (~3 ms)
     from _sha256 import sha256
-except ImportError:
-    try:
-        from _sha2 import sha256  # its name from Python 3.12
-    except ImportError:
-        from hashlib import sha256
+except ImportError:  # Python 3.12 renamed it _sha2; hashlib costs those 3 ms there, on the cache's path only
+    from hashlib import sha256
 
 FORMAT = 1  # bump when the entry's layout or the key's meaning changes
 KEEP = 256  # entries kept (about 10 KB each); the oldest go first
