@@ -119,9 +119,7 @@ class User:
             "stderr": subprocess.PIPE,
             "stdin": subprocess.DEVNULL,
         }
-        return subprocess.Popen(
-            self.argv(*args), cwd=self.repo, env=self.env(env), text=True, **{**options, **popen}
-        )
+        return subprocess.Popen(argv, cwd=self.repo, env=self.env(env), text=True, **{**options, **popen})
 
 
 def _users() -> list[Any]:
