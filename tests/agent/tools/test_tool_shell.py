@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from openbot.agent.tools import shell_process
 from openbot.agent.tools.base import ToolContext, ToolOutput
 from openbot.agent.tools.registry import default_tools, run_tool
 from openbot.agent.tools.shell import ShellTool
@@ -95,10 +96,16 @@ def test_hundred_megabytes_of_output_in_bounded_memory(ctx: ToolContext) -> None
     assert time.monotonic() - started < 20
 
 
-def test_timeout_kills_the_whole_process_group(ctx: ToolContext) -> None:
+# The grace before SIGKILL, made long in the tests below that must not need it: then "did not wait for
+# it" is told apart by 30 s of margin, not by a second or two a loaded machine can eat.
+LONG_GRACE = 60.0
+
+
+def test_timeout_kills_the_whole_process_group(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shell_process, "KILL_GRACE_SECS", LONG_GRACE)
     started = time.monotonic()
     out = shell(ctx, "sleep 100 & echo $!; sleep 100; wait", timeout_secs=0.5)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < LONG_GRACE / 2  # SIGTERM ended both sleeps
     assert out.is_error and out.content.startswith("killed: timed out after 0.5 s")
     grandchild = int(out.content.splitlines()[1])
     deadline = time.monotonic() + 2
@@ -109,20 +116,28 @@ def test_timeout_kills_the_whole_process_group(ctx: ToolContext) -> None:
     assert event.exit_code is None and event.timed_out
 
 
-def test_background_processes_do_not_outlive_the_command(ctx: ToolContext) -> None:
+def test_background_processes_do_not_outlive_the_command(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shell_process, "KILL_GRACE_SECS", LONG_GRACE)
     started = time.monotonic()
     out = shell(ctx, "sleep 100 > /dev/null & echo $!")
     assert out.content.startswith("exit code: 0\n")
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < LONG_GRACE / 2  # SIGTERM ended the leftover sleep
     assert gone(int(out.content.splitlines()[1]))
 
 
-@pytest.mark.parametrize("command, limit", [("sleep 100", 1.5), ("trap '' TERM; sleep 100", 3.5)])
-def test_cancel_from_another_thread(ctx: ToolContext, command: str, limit: float) -> None:
+# SIGTERM suffices for the first (a long grace it must not wait for); the second ignores it and is
+# SIGKILLed after a short grace — both far inside 30 s, and far from the command's own 100 s.
+@pytest.mark.parametrize("command, grace", [("sleep 100", LONG_GRACE), ("trap '' TERM; sleep 100", 1.0)])
+def test_cancel_from_another_thread(
+    ctx: ToolContext, command: str, grace: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shell_process, "KILL_GRACE_SECS", grace)
     threading.Timer(0.3, ctx.cancel.set).start()
     started = time.monotonic()
     out = shell(ctx, command)
-    assert time.monotonic() - started < limit
+    assert time.monotonic() - started < LONG_GRACE / 2
     assert out.is_error and out.content.startswith("killed: cancelled")
     event = last_command(ctx)
     assert event.exit_code is None and not event.timed_out
