@@ -170,21 +170,21 @@ def test_one_hour_cache_writes_are_priced_at_twice_the_input(api: FakeAnthropic)
 
 
 def test_a_stall_longer_than_the_wall_time_budget_stops_at_the_deadline(api: FakeAnthropic) -> None:
-    api.add(stall(secs=20))
+    api.add(stall(secs=60))
     started = time.monotonic()
     with pytest.raises(LimitReached) as info:
         model().complete(request(deadline=started + 1.0), ListSink())
-    assert info.value.kind == "max_minutes" and time.monotonic() - started < 10  # not the 20 s stall
+    assert info.value.kind == "max_minutes" and time.monotonic() - started < 30  # not the 60 s stall
 
 
 def test_waits_never_pass_the_deadline(api: FakeAnthropic) -> None:
     from openbot.testing.fakeapi import overloaded
 
-    api.add(overloaded(retry_after_ms=30_000))
+    api.add(overloaded(retry_after_ms=120_000))
     sink = ListSink()
     started = time.monotonic()
     with pytest.raises(LimitReached):
         model().complete(request(deadline=started + 0.5), sink)
-    assert time.monotonic() - started < 5 and [e.wait_secs for e in sink.events if isinstance(e, Retry)] == [
-        30.0
-    ]
+    assert time.monotonic() - started < 60 and [e.wait_secs for e in sink.events if isinstance(e, Retry)] == [
+        120.0
+    ]  # stopped at the 0.5 s deadline, not after the 120 s asked for
