@@ -52,7 +52,7 @@ def create_run_repo(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool
         taken = lambda b: userrepo.has_ref(repo.workdir, f"refs/heads/{b}")  # noqa: E731
         name = free_name(root, bot, run_id, taken)
         rr = RunRepo(name, root, f"openbot/{name}", head.ref, head.commit, "", repo.common_dir)
-        _make(rr, userrepo.config(repo.workdir))
+        _make(rr, _checkout_config(repo))
         write_owner(rr, run_id, bot)
     if with_changes:
         try:
@@ -113,6 +113,15 @@ def remove_run_repo(rr: RunRepo, later: bool = False) -> None:
         empty_trash_later(trash)
     else:
         empty_trash(trash)
+
+
+def _checkout_config(repo: RepoInfo) -> userrepo.ConfigEntries:
+    """The configuration of the user's checkout. In the main checkout (its git dir is the common one) the
+    git dir's read names the same files, config.worktree included, and preflight's LFS check has made it
+    (userrepo.keep): one git process fewer before the first model request."""
+    if not repo.is_linked_worktree:
+        return userrepo.config(repo.common_dir, git_dir=True)
+    return userrepo.config(repo.workdir)
 
 
 def _make(rr: RunRepo, user: userrepo.ConfigEntries, tip: str = "") -> None:

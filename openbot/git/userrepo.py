@@ -19,6 +19,25 @@ from openbot.git.gitcmd import first_line, git_env, run_bounded, run_git
 
 ConfigEntries = list[tuple[str, str | None]]
 
+# A run's start reads HEAD and the configuration twice: in the plan (run/plan.py, preflight's LFS check)
+# and again moments later creating the run repository (git/runrepo.py). openbot changes neither in
+# between: it writes only the run's own git dir, and the sweep of dead runs (which runs in between) writes
+# only their branches. `keep` holds the first answers for that span, sparing two git processes before the
+# first model request (issue 22); `forget` ends it once the run's repository exists, so every later read
+# (verification, submodules, the end of a run, hours on) sees the user's repository as it is then.
+_kept: dict[tuple[str, Path, bool], object] | None = None
+
+
+def keep() -> None:
+    """Answer HEAD and config reads from the first read, until `forget` (a fresh span each call)."""
+    global _kept
+    _kept = {}
+
+
+def forget() -> None:
+    global _kept
+    _kept = None
+
 
 @dataclass(frozen=True)
 class Head:
@@ -28,6 +47,15 @@ class Head:
 
 def head(workdir: Path) -> Head:
     """HEAD of the checkout; a repository git cannot read is a GitError, never taken for an unborn HEAD."""
+    if _kept is None:
+        return _head(workdir)
+    found = _kept.get(("head", workdir, False))
+    if not isinstance(found, Head):
+        found = _kept[("head", workdir, False)] = _head(workdir)
+    return found
+
+
+def _head(workdir: Path) -> Head:
     # One git for the usual case (a commit, on a branch or detached); an unborn HEAD fails it.
     both = run_git(workdir, "rev-parse", "HEAD^{commit}", "--symbolic-full-name", "HEAD", check=False)
     lines = both.stdout.split()
@@ -58,6 +86,15 @@ def any_branch(workdir: Path) -> bool:
 def config(where: Path, *, git_dir: bool = False) -> ConfigEntries:
     """Every configuration entry of the checkout `where` (or of the git dir `where`, its own config file
     without a worktree's), system file included."""
+    if _kept is None:
+        return _config(where, git_dir)
+    found = _kept.get(("config", where, git_dir))
+    if not isinstance(found, list):
+        found = _kept[("config", where, git_dir)] = _config(where, git_dir)
+    return list(found)  # a copy: a caller's change never reaches the next reader
+
+
+def _config(where: Path, git_dir: bool) -> ConfigEntries:
     env = git_env()
     env.pop("GIT_CONFIG_NOSYSTEM", None)  # as libgit2 reads it
     argv = ["git", *([f"--git-dir={where}"] if git_dir else []), "config", "--list", "-z"]

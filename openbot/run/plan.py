@@ -237,6 +237,7 @@ def _check_repo(repo: RepoInfo, resume: RunRecord | None) -> None:
     """An empty repository, or a resumed run whose branch is gone, is a usage error before anything exists."""
     from openbot.git import userrepo  # git, not pygit2: a run's start does without its import
 
+    userrepo.keep()  # the run repository's creation reuses these reads (userrepo.keep says why)
     head = userrepo.head(repo.workdir)
     if resume is None and not head.commit:
         branch = head.ref.removeprefix("refs/heads/")

@@ -63,8 +63,13 @@ class Workspace:
                 run_id=run_id,
             )
         if plan.use_worktree and plan.repo is not None:
-            self._sweep(plan.repo)
-            return self._checkout(plan.repo)
+            from openbot.git import userrepo
+
+            try:
+                self._sweep(plan.repo)
+                return self._checkout(plan.repo)
+            finally:
+                userrepo.forget()  # the plan's reads of HEAD and config served the creation only
         self.workdir = plan.repo.workdir if plan.repo is not None else plan.cwd
         branch, base_commit = rec.branch, rec.base_commit
         if plan.repo is not None:

@@ -73,3 +73,42 @@ def test_head_and_branches_as_pygit2_saw_them(repo: Path, tmp_path: Path) -> Non
     (repo / ".git" / "HEAD").write_text("not a ref\n")  # git refuses the repository: said, not "unborn"
     with pytest.raises(GitError):
         userrepo.head(repo)
+
+
+def test_a_main_checkout_reads_the_same_config_as_its_git_dir(home: Path, tmp_path: Path) -> None:
+    # git/runrepo.py reads the main checkout's configuration through its git dir (one read serves preflight
+    # and the run repository): worktree config and conditional includes come out the same.
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one")
+    (tmp_path / "by-dir.cfg").write_text("[user]\n\tname = By Dir\n")
+    (tmp_path / "by-branch.cfg").write_text("[user]\n\temail = b@x\n")
+    git(repo, "config", f"includeIf.gitdir:{repo}/.git.path", str(tmp_path / "by-dir.cfg"))
+    git(repo, "config", "includeIf.onbranch:main.path", str(tmp_path / "by-branch.cfg"))
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    git(repo, "config", "--worktree", "lfs.storage", "elsewhere")
+    entries = userrepo.config(repo)
+    assert ("user.name", "By Dir") in entries and ("lfs.storage", "elsewhere") in entries
+    assert ("user.email", "b@x") in entries
+    assert userrepo.config(repo / ".git", git_dir=True) == entries
+    # A linked worktree's own config.worktree is not its repository's: there both reads stay.
+    git(repo, "worktree", "add", "-q", str(tmp_path / "linked"))
+    git(tmp_path / "linked", "config", "--worktree", "lfs.storage", "linked-store")
+    assert ("lfs.storage", "linked-store") in userrepo.config(tmp_path / "linked")
+    assert ("lfs.storage", "linked-store") not in userrepo.config(repo / ".git", git_dir=True)
+
+
+def test_kept_reads_answer_until_forgotten(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one")
+    userrepo.keep()
+    try:
+        first, entries = userrepo.head(repo), userrepo.config(repo)
+        git(repo, "commit", "-q", "--allow-empty", "-m", "two")
+        git(repo, "config", "openbot.test", "x")
+        assert userrepo.head(repo) == first and userrepo.config(repo) == entries  # one read each
+    finally:
+        userrepo.forget()
+    assert userrepo.head(repo).commit == git(repo, "rev-parse", "HEAD") != first.commit
+    assert ("openbot.test", "x") in userrepo.config(repo)
