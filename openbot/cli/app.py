@@ -7,6 +7,7 @@ objects module by module, 40–150 ms after everything was done and said, which 
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import NoReturn
 
@@ -16,6 +17,10 @@ def main() -> None:
 
     argv = sys.argv[1:]
     try:
+        if _bare_run(argv):  # `openbot run <bot>`: typer would only pass the name on (cli/run_flow.py)
+            from openbot.cli.run_flow import direct
+
+            direct(argv[1])
         if not stored_help.serve(argv):
             entry = None
             if stored_help.could_be_help(argv):
@@ -31,6 +36,16 @@ def main() -> None:
     except SystemExit as e:
         leave(e.code)
     leave(0)
+
+
+def _bare_run(argv: list[str]) -> bool:
+    """`openbot run <bot>` and nothing else: no option, no shell completion asking."""
+    return (
+        len(argv) == 2
+        and argv[0] == "run"
+        and not argv[1].startswith("-")
+        and "_OPENBOT_COMPLETE" not in os.environ
+    )
 
 
 def leave(code: object) -> NoReturn:

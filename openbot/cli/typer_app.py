@@ -3,7 +3,6 @@ codes and one-line messages. `cli/app.py` is the console entry point that hands 
 
 from __future__ import annotations
 
-import errno
 from typing import Any
 
 import typer
@@ -11,6 +10,7 @@ from typer._click.exceptions import UsageError
 from typer.core import TyperGroup
 
 from openbot import __version__
+from openbot.cli.run_flow import said
 from openbot.errors import OpenbotError, debug_enabled, exit_code_of
 from openbot.views.escapes import visible
 
@@ -26,18 +26,17 @@ class _OpenbotGroup(TyperGroup):
             _machine_summary(args, e.format_message(), e.exit_code)
             raise
         except OpenbotError as e:
-            if debug_enabled():
+            if not debug_enabled():
+                _machine_summary(args, e.one_line(), exit_code_of(e))
+            code = said(e)  # one line (a traceback only with OPENBOT_DEBUG=1)
+            if code is None:
                 raise
-            # Messages may quote files the agent wrote (configs, skills, records): shown, not interpreted.
-            _machine_summary(args, e.one_line(), exit_code_of(e))
-            typer.echo(visible(f"openbot: error: {e.one_line()}"), err=True)
-            raise typer.Exit(exit_code_of(e)) from None
+            raise typer.Exit(code) from None
         except OSError as e:  # the filesystem said no (OPENBOT_HOME is a file, a disk is full, ...)
-            if debug_enabled() or e.errno == errno.EPIPE:
-                raise  # a reader that went away (`| head`): typer's main exits quietly (status 1)
-            where = f": {e.filename}" if e.filename else ""
-            typer.echo(f"openbot: error: {e.strerror or e}{where} (OPENBOT_DEBUG=1 shows where)", err=True)
-            raise typer.Exit(exit_code_of(e)) from None
+            code = said(e)  # None: a reader that went away (`| head`): typer's main exits quietly (status 1)
+            if code is None:
+                raise
+            raise typer.Exit(code) from None
 
 
 def _machine_summary(args: list[str], message: str, code: int) -> None:

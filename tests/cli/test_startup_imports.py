@@ -134,3 +134,50 @@ def test_each_command_registers_alone_and_names_lists_them_all() -> None:
     for name in NAMES:
         assert name in built(name)
     assert built("run") == ["run"]
+
+
+@pytest.mark.slow
+def test_a_bare_run_reaches_its_first_request_without_typer(tmp_path: Path, repo: Path) -> None:
+    # `openbot run <bot>` alone goes from the entry point to cli/run_flow.py (typer would only pass it on).
+    loaded = _first_request_modules(tmp_path, repo, ["run", "claude"])
+    assert {"httpx2", "openbot.run.runner", "openbot.cli.run_flow"} <= loaded
+    assert sorted(m for m in loaded if m.split(".")[0] in ("typer", "click", "rich")) == []
+    assert "openbot.cli.typer_app" not in loaded
+
+
+def test_the_bare_runs_options_are_the_typer_commands_defaults() -> None:
+    import dataclasses
+    import inspect
+
+    from openbot.cli.run_cmd import run_command
+    from openbot.cli.run_flow import RunArgs
+
+    typer_defaults = {
+        name: p.default.default for name, p in inspect.signature(run_command).parameters.items()
+    }
+    ours = {f.name: f.default for f in dataclasses.fields(RunArgs)}
+    assert ours == typer_defaults
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bot", ["no-such-bot", "bad/name"])
+def test_a_bare_run_fails_as_the_typer_command_does(tmp_path: Path, repo: Path, bot: str) -> None:
+    def run(*args: str) -> tuple[int, str, str]:
+        wrapper = tmp_path / "openbot-entry.py"
+        wrapper.write_text(
+            'import sys\nsys.argv[0] = "openbot"\nfrom openbot.cli.app import main\nsys.exit(main())\n'
+        )
+        out = subprocess.run(
+            [sys.executable, str(wrapper), *args],
+            cwd=repo,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        return out.returncode, out.stdout, out.stderr
+
+    direct, through_typer = run("run", bot), run("run", bot, "--prompt", "")  # "" is --prompt's default
+    assert direct == through_typer
+    assert direct[0] == 2 and direct[2].startswith("openbot: error:") and "Traceback" not in direct[2]

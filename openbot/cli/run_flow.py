@@ -1,0 +1,208 @@
+"""`openbot run`'s work once its arguments are known, without typer: the request, the plan, the run with
+its live view and signal guard, the report and the exit. `cli/run_cmd.py` is the typer command that hands
+its options here; `openbot run <bot>` with nothing else comes here straight from the entry point
+(`cli/app.py`), without typer: `RunArgs`'s defaults are the command's (tests/cli/test_run_direct.py)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from openbot.errors import OpenbotError, UsageError, debug_enabled, exit_code_of
+from openbot.views.escapes import visible
+from openbot.views.fields import money, verified_text
+
+if TYPE_CHECKING:
+    from openbot.run.plan import RunPlan, RunRequest
+    from openbot.run.result import RunResult
+    from openbot.views.live import LiveView
+
+OUTPUTS = ("text", "json", "jsonl")
+
+
+@dataclass(frozen=True)
+class RunArgs:  # `openbot run`'s options, each default the typer command's (a test compares them)
+    bot: str | None = None
+    bot_opt: str | None = None
+    prompt: str = ""
+    max_iterations: int | None = None
+    model: str | None = None
+    sleep_secs: float | None = None
+    sandbox: str | None = None
+    no_worktree: bool = False
+    with_changes: bool = False
+    skip_git_check: bool = False
+    project: str | None = None
+    resume: str | None = None
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    max_minutes: float | None = None
+    max_output_tokens: int | None = None
+    effort: str | None = None
+    thinking: str | None = None
+    cache_ttl: str | None = None
+    api_patience_minutes: float | None = None
+    allow_unknown_price: bool = False
+    as_json: bool = False
+    output: str = "text"
+    bot_source: str | None = None
+    trust_repo_bots: bool = False
+
+
+def start(a: RunArgs) -> NoReturn:
+    """Plan the run (every usage/config error surfaces there, before anything exists), run it, exit."""
+    from openbot.run.plan import plan_run
+
+    request, fmt = _request(a), _output_format(a.output, a.as_json)
+    _execute(plan_run(request), fmt)
+
+
+def direct(bot: str) -> NoReturn:
+    """`openbot run <bot>` alone, from the entry point: what the typer app does around the command — an
+    OpenbotError or OSError as one line and its exit code, ctrl-c before the run as click's 'Aborted!'."""
+    try:
+        start(RunArgs(bot=bot))
+    except (OpenbotError, OSError) as e:
+        code = said(e)
+        if code is None:
+            raise
+        raise SystemExit(code) from None
+    except (EOFError, KeyboardInterrupt):
+        print("\nAborted!", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def said(e: OpenbotError | OSError) -> int | None:
+    """Say an error in one line on stderr and give its exit code; None: let it go on (OPENBOT_DEBUG=1
+    shows the traceback; a reader that went away, `| head`, ends quietly)."""
+    if debug_enabled():
+        return None
+    if isinstance(e, OpenbotError):
+        # Messages may quote files the agent wrote (configs, skills, records): shown, not interpreted.
+        print(visible(f"openbot: error: {e.one_line()}"), file=sys.stderr, flush=True)
+        return exit_code_of(e)
+    if e.errno == errno.EPIPE:
+        return None
+    where = f": {e.filename}" if e.filename else ""
+    print(
+        f"openbot: error: {e.strerror or e}{where} (OPENBOT_DEBUG=1 shows where)", file=sys.stderr, flush=True
+    )
+    return exit_code_of(e)
+
+
+def _request(a: RunArgs) -> RunRequest:
+    from openbot.run.plan import RunRequest
+
+    name = a.bot or a.bot_opt
+    if not name:
+        raise UsageError("missing the bot name", hint="openbot run <bot> (see `openbot bots list`)")
+    if a.bot and a.bot_opt and a.bot != a.bot_opt:
+        raise UsageError(f"two different bots given: '{a.bot}' and '{a.bot_opt}'")
+    flags = asdict(a)
+    extra = {k: flags[k] for k in CONFIG_FLAGS if flags[k] is not None}  # None: not on the command line
+    return RunRequest(
+        bot=name,
+        cwd=Path.cwd(),
+        prompt=a.prompt,
+        model=a.model,
+        max_iterations=a.max_iterations,
+        sleep_secs=a.sleep_secs,
+        sandbox=a.sandbox,
+        skip_git_check=a.skip_git_check or None,
+        no_worktree=a.no_worktree,
+        with_changes=a.with_changes,
+        project=a.project,
+        resume=a.resume,
+        bot_source=a.bot_source,
+        trust_repo_bots=a.trust_repo_bots,
+        allow_unknown_price=a.allow_unknown_price,
+        extra_flags=extra,
+    )
+
+
+# The config-backed flags: given on the command line, they win over the bot's config.
+CONFIG_FLAGS = (
+    "max_cost_usd",
+    "max_tokens",
+    "max_minutes",
+    "max_output_tokens",
+    "effort",
+    "thinking",
+    "cache_ttl",
+    "api_patience_minutes",
+)
+
+
+def _output_format(output: str, as_json: bool) -> str:
+    if output not in OUTPUTS:
+        raise UsageError(f"--output {output!r} is not one of {', '.join(OUTPUTS)}")
+    if as_json and output == "jsonl":
+        raise UsageError(
+            "--json and --output jsonl both write stdout", hint="drop --json: the jsonl stream ends with it"
+        )
+    return "json" if as_json else output
+
+
+def _execute(plan: RunPlan, output: str) -> NoReturn:
+    """Run the planned run with the live view and the signal guard, report it, exit with its code."""
+    from openbot.run.inbox import Inbox
+    from openbot.run.runner import run
+    from openbot.run.signals import SignalGuard
+    from openbot.stops import Cancel
+    from openbot.views import ci_summary as ci
+    from openbot.views.live import make_view
+    from openbot.views.live_jsonl import JsonlView
+
+    in_ci = ci.in_ci(os.environ)
+    human = make_view(plan.redactor.redact, in_ci)
+    view: LiveView | JsonlView = human
+    if output == "jsonl":
+        view = JsonlView(human, sys.stdout.fileno(), plan.redactor.redact)
+    cancel = Cancel()
+    guard = SignalGuard(cancel)
+    guard.install()
+    try:
+        result = run(plan, view, Inbox.for_terminal(), guard, cancel)
+    finally:
+        guard.restore()
+        view.close()
+    _report(human, result, in_ci)
+    if isinstance(view, JsonlView):
+        view.summary(result.to_json())
+    elif output == "json":
+        print(json.dumps(result.to_json(), indent=2), flush=True)
+    raise SystemExit(result.exit_code)
+
+
+def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
+    r = result.record
+    lines = [
+        f"openbot: run {r.run_id} {r.status}" + (f": {r.reason}" if r.reason else ""),
+        f"  iterations {r.iterations} · commands {r.command_count} · tokens {sum(r.tokens.values()):,}"
+        f" · cost {money(r.cost_usd, r.cost_known)}",
+    ]
+    if r.branch:
+        lines.append(f"  branch {r.branch}" + (f" (from {r.base})" if r.base else ""))
+    if r.summary:
+        first = r.summary.split("\n", 1)[0]  # not splitlines: a `\r` in it is shown, not a line end
+        lines.append(f"  summary: {first[:200]}")
+    verified = verified_text(result.to_json())
+    if verified:
+        lines.append(f"  {verified}")
+    if r.action:
+        lines.append(f"  action: {r.action}" + (f" — {r.action_message}" if r.action_message else ""))
+    if result.resume_command:
+        lines.append(f"  resume: {result.resume_command}")
+    for line in lines:
+        view.line(line)
+    if in_ci:
+        from openbot.views.ci_summary import write_step_summary
+
+        summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+        if not write_step_summary(result.to_json(), os.environ) and summary_path:
+            view.line(f"!! could not write the step summary to {summary_path}")
