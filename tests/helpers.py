@@ -146,3 +146,19 @@ def tool_started(bot: str) -> bool:
     found = sessions(bot)
     log = found[-1] / "events.jsonl" if found else None
     return log is not None and log.exists() and '"tool_call"' in log.read_text()
+
+
+def read_pty(main: int) -> bytes:
+    """Everything a child wrote to its terminal, until every holder of the other end has closed it; closes
+    `main`."""
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(main)
+    return out

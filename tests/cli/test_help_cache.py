@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from openbot.cli import help_cache, stored_help
+from tests.helpers import read_pty
 
 ROOT = Path(__file__).resolve().parents[2]
 # The console script pip writes, under the name `openbot`; at exit (app.leave runs the atexit handlers) it
@@ -65,16 +66,7 @@ class Terminal:
             stderr=child,
         )
         os.close(child)
-        out = b""
-        while True:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:  # EIO: the child closed its end
-                break
-            if not chunk:
-                break
-            out += chunk
-        os.close(main)
+        out = read_pty(main)
         code = proc.wait(timeout=120)
         loaded = set(self.modules_file.read_text().split("\n")) if self.modules_file.exists() else set()
         return code, out, loaded

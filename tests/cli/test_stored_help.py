@@ -18,6 +18,7 @@ import pytest
 
 from openbot.cli import stored_help
 from openbot.cli.commands import NAMES
+from tests.helpers import read_pty
 
 ROOT = Path(__file__).resolve().parents[2]
 RENDER = ROOT / "scripts" / "render_help.py"
@@ -121,16 +122,7 @@ def test_a_colour_terminal_gets_typer_in_colour(openbot_script: Path) -> None:
         [sys.executable, str(openbot_script), "--help"], env=env, stdin=child, stdout=child, stderr=child
     )
     os.close(child)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(main, 65536)
-        except OSError:  # EIO: the child closed its end
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(main)
+    out = read_pty(main)
     assert proc.wait(timeout=60) == 0
     assert b"\x1b[" in out and b"Usage" in out
 
