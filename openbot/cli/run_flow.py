@@ -9,7 +9,7 @@ import errno
 import json
 import os
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -103,8 +103,8 @@ def _request(a: RunArgs) -> RunRequest:
         raise UsageError("missing the bot name", hint="openbot run <bot> (see `openbot bots list`)")
     if a.bot and a.bot_opt and a.bot != a.bot_opt:
         raise UsageError(f"two different bots given: '{a.bot}' and '{a.bot_opt}'")
-    flags = asdict(a)
-    extra = {k: flags[k] for k in CONFIG_FLAGS if flags[k] is not None}  # None: not on the command line
+    given = {k: getattr(a, k) for k in CONFIG_FLAGS}
+    extra = {k: v for k, v in given.items() if v is not None}  # None: not on the command line
     return RunRequest(
         bot=name,
         cwd=Path.cwd(),
