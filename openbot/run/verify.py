@@ -219,12 +219,11 @@ class Verifier:
 
         ws, sandbox = self.workspace, self.workspace.sandbox
         shell = next((t for t in self.tools if isinstance(t, ShellTool)), None)
-        spare = shell.spares.spare if shell is not None else None
-        if sandbox is None or shell is None or spare is None or spare.proc.poll() is not None:
+        spare = (
+            shell.spares.waiting(sandbox, ws.workdir) if shell is not None and sandbox is not None else None
+        )
+        if spare is None:
             return None
-        if spare.key != shell_spare.key_of(sandbox, ws.workdir):
-            return None
-        spare = shell.spares.take(sandbox, ws.workdir, env, bool(sandbox.bwrap))
         quiet = ["/bin/sh", "-c", 'exec "$@" 2>/dev/null', "sh", *argv]  # stderr shares stdout in a spare
         try:
             shell_spare.send(spare, ws.workdir, quiet, env)

@@ -99,13 +99,21 @@ class Spares:
 
     def take(self, policy: SandboxPolicy, cwd: Path, env: dict[str, str], contained: bool) -> Spare:
         """The waiting spare if it fits and is alive, else a new one."""
-        spare, self.spare = self.spare, None
+        spare = self.waiting(policy, cwd)
+        if spare is None:
+            self.close()  # a spare that does not fit, or died, is discarded
+            spare = start(policy, cwd, env, contained)
+        return spare
+
+    def waiting(self, policy: SandboxPolicy, cwd: Path) -> Spare | None:
+        """The waiting spare, taken, if it fits and is alive; else None, and nothing is started or stopped."""
+        spare = self.spare
+        if spare is None or spare.key != key_of(policy, cwd) or spare.proc.poll() is not None:
+            return None
+        self.spare = None
         if self._finalizer is not None:
             self._finalizer.detach()
-        if spare is not None and (spare.key != key_of(policy, cwd) or spare.proc.poll() is not None):
-            discard(spare)
-            spare = None
-        return spare or start(policy, cwd, env, contained)
+        return spare
 
     def close(self) -> None:
         if self._finalizer is not None:
