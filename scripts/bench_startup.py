@@ -23,7 +23,9 @@ the default sandbox, the Models API answer cached by a warm-up run) against the 
 (openbot.testing.fakeapi), and `codex exec` against the side-by-side script's Responses stand-in, both
 answering the side-by-side scenario. Measured: from `Popen` to the arrival of the first request that
 offers tools (wall), and the CPU time the launched process tree had used by then (user + sys from /proc,
-10 ms ticks). Exits 1 when a target is missed.
+10 ms ticks). Every run, warm-ups too, must pass the side-by-side script's checks (exit 0, all 16 calls,
+each command's marker in its result, the file effects): one that does not stops the script, no figure.
+Exits 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import shutil
 import statistics
 import subprocess
@@ -388,19 +391,22 @@ def _first_request(runs: int, before: str | None) -> int:
     base = Path(os.environ.get("BENCH_DIR") or Path.home() / ".cache")
     base.mkdir(parents=True, exist_ok=True)
     state = Path(tempfile.mkdtemp(prefix="openbot-bench-startup-", dir=base))
-    peers = {"openbot run": _openbot_run(state, api.base_url)}
+    # The side-by-side script's own command lines (and whether the tool works in the repository itself).
+    opts = sbs.Options(sandbox="workspace-write", codex_home=state / "codex-home")
+    argv, env = sbs.openbot_argv(state / "openbot", api.base_url, opts)
+    peers = {"openbot run": (argv, env, sbs.PEERS["openbot"][2])}
     if before:
-        argv, env = peers["openbot run"]
-        peers[f"openbot run ({BEFORE})"] = (argv, {**env, "PYTHONPATH": before})
+        peers[f"openbot run ({BEFORE})"] = (argv, {**env, "PYTHONPATH": before}, sbs.PEERS["openbot"][2])
     if shutil.which("codex"):
-        peers["codex exec"] = _codex_exec(state, f"http://{host!s}:{port}")
+        argv, env = sbs.codex_argv(state / "codex", f"http://{host!s}:{port}", opts)
+        peers["codex exec"] = (argv, env, sbs.PEERS["codex"][2])
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in peers}
     try:
-        for argv, env in peers.values():  # warm-up: page cache, bytecode, the Models API answer
-            _launch(argv, env, state, watch, logs)
+        for argv, env, in_place in peers.values():  # warm-up: page cache, bytecode, the Models API answer
+            _launch(argv, env, in_place, state, watch, logs)
         for _ in range(runs):
-            for name, (argv, env) in peers.items():
-                times[name].append(_launch(argv, env, state, watch, logs))
+            for name, (argv, env, in_place) in peers.items():
+                times[name].append(_launch(argv, env, in_place, state, watch, logs))
     finally:
         api.__exit__(None, None, None)
         responses.shutdown()
@@ -437,48 +443,18 @@ def _first_request(runs: int, before: str | None) -> int:
     return 0 if ok else 1
 
 
-def _openbot_run(state: Path, url: str) -> tuple[list[str], dict[str, str]]:
-    home = state / "openbot-home"
-    (home / "bots" / "bench").mkdir(parents=True)
-    config = 'model = "claude-sonnet-5-5"\nmax_iterations = 1\nsleep_secs = 0\nsandbox = "workspace-write"'
-    (home / "bots" / "bench" / "config.md").write_text(f"+++\n{config}\n+++\n\n{_task()}\n")
-    env = {"OPENBOT_HOME": str(home), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-bench-0000"}
-    return [sys.executable, "-m", "openbot", "run", "bench"], env
-
-
-def _codex_exec(state: Path, url: str) -> tuple[list[str], dict[str, str]]:
-    home = state / "codex-home"
-    home.mkdir()
-    provider = [
-        'model_provider="bench"',
-        'model_providers.bench.name="bench"',
-        f'model_providers.bench.base_url="{url}/v1"',
-        'model_providers.bench.wire_api="responses"',
-        'model_providers.bench.env_key="OPENAI_API_KEY"',
-        "model_providers.bench.request_max_retries=0",
-        "model_providers.bench.stream_max_retries=0",
-    ]
-    argv = ["codex", "exec", "--json", "--skip-git-repo-check", "-s", "workspace-write", "-m", "gpt-5.5"]
-    argv += [x for p in provider for x in ("-c", p)]
-    return [*argv, _task()], {"CODEX_HOME": str(home), "OPENAI_API_KEY": "sk-bench-0000"}
-
-
-def _task() -> str:
-    import bench_side_by_side as sbs
-
-    return str(sbs.TASK)
-
-
 def _launch(
-    argv: list[str], env: dict[str, str], state: Path, watch: _Watch, logs: dict[str, Any]
+    argv: list[str], env: dict[str, str], in_place: bool, state: Path, watch: _Watch, logs: dict[str, Any]
 ) -> tuple[float, float]:
-    """One run in a fresh repository, to its end; (wall, CPU) from launch to its first scenario request."""
+    """One run in a fresh repository, to its end; (wall, CPU) from launch to its first scenario request,
+    once the side-by-side script's checks say the tool did all the work (no figure otherwise)."""
     import bench_side_by_side as sbs
 
     with tempfile.TemporaryDirectory(prefix="repo-", dir=state) as tmp:
         repo = sbs.make_repo(Path(tmp) / "repo")
         for log in logs.values():
             log.reset()
+        sbs.Current.scenario = scenario = sbs.Scenario(nonce=secrets.token_hex(4))
         watch.first = None
         full_env = {**os.environ, **env, "HOME": str(state)}
         start = time.monotonic()
@@ -493,10 +469,14 @@ def _launch(
         watch.pid = proc.pid
         _, err = proc.communicate(timeout=600)
         watch.pid = 0
-        if watch.first is None:
-            raise SystemExit(
-                f"{argv[0]} made no model request (exit {proc.returncode}):\n{err.decode()[-2000:]}"
-            )
+        calls = [c for log in logs.values() for c in log.reset()]
+        sbs.Current.scenario = sbs.Scenario(nonce="idle")
+        reasons = sbs.verify(
+            proc.returncode, sum(1 for c in calls if c[1]), scenario, repo if in_place else None
+        )
+        if watch.first is None or reasons:
+            why = "; ".join(reasons) or "no model request"
+            raise SystemExit(f"{argv[0]} did not do the work, no figure: {why}\n{err.decode()[-2000:]}")
         return watch.first[0] - start, watch.first[1]
 
 
