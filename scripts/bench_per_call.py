@@ -66,6 +66,27 @@ def make_repo(repo: Path) -> None:
     subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, check=True, env=env)
 
 
+def undone(calls: list[Any], output_bytes: int) -> list[str]:
+    """Each command whose result, as the model got it in the next request, is not a run that exited 0 and
+    printed what the command prints (its number, zero-padded)."""
+    problems = []
+    for n, request in enumerate(calls[1:], start=1):
+        results = [
+            block
+            for message in request.body["messages"]
+            if isinstance(message.get("content"), list)
+            for block in message["content"]
+            if block.get("type") == "tool_result" and block.get("tool_use_id") == f"toolu_pc_{n}"
+        ]
+        content = results[-1].get("content") if results else None
+        text = content if isinstance(content, str) else json.dumps(content)
+        if not results or results[-1].get("is_error") or "exit code: 0" not in text:
+            problems.append(f"command {n} did not run, or failed: {text[:200]!r}")
+        elif f"{n:0{output_bytes}d}"[-12:] not in text:
+            problems.append(f"command {n}'s output is not in its result: {text[:200]!r}")
+    return problems
+
+
 def one_run(args: argparse.Namespace) -> dict[str, Any]:
     """Own time per call (ms, calls 1..N: answer k → request k+1) and the end of the run (ms)."""
     with tempfile.TemporaryDirectory(prefix="bench-pc-") as tmp:
@@ -94,6 +115,10 @@ def one_run(args: argparse.Namespace) -> dict[str, Any]:
             calls = [r for r in api.requests if r.path.split("?")[0] == "/v1/messages"]
         if proc.returncode != 0 or len(calls) != args.calls + 1:
             raise SystemExit(f"run failed ({proc.returncode}, {len(calls)} requests):\n{err[-2000:]}")
+        if problems := undone(calls, args.output_bytes):
+            raise SystemExit(
+                f"the run did not do the work, no figure: {problems[0]} ({len(problems)} in all)"
+            )
         own = [(b.received - a.answered) * 1000 for a, b in zip(calls, calls[1:], strict=False)]
         sizes = [len(r.raw) for r in calls]
         return {"own_ms": own, "end_ms": (exited - calls[-1].answered) * 1000, "request_bytes": sizes}
