@@ -61,7 +61,7 @@ def test_a_run_on_claude_never_imports_the_anthropic_sdk(repo: Path, monkeypatch
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000")
         loaded = _modules_after(["run", "claude"], repo)
         assert len(api.requests) >= 1  # the run did talk to the API
-    assert "httpx2" in loaded and "anthropic" not in loaded
+    assert "http.client" in loaded and "anthropic" not in loaded
 
 
 def test_errors_are_one_line_unless_debugging(tmp_path: Path) -> None:

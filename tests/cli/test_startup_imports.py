@@ -16,18 +16,21 @@ from openbot.testing.fakeapi import FakeAnthropic
 from openbot.testing.fakeapi import reply as fake_reply
 
 ROOT = Path(__file__).resolve().parents[2]
-# The console script, and one hook: the modules loaded when the first Messages API request is sent.
+# The console script, and one hook: the modules loaded when the first Messages API request has been sent
+# and the first event of its answer has come back (all that sending it needed is loaded by then).
 WRAPPER = """\
 import json, sys
 out = sys.argv.pop(1)
 from openbot.agent.models.anthropic import http
 stream = http.Connection.stream
 def first(self, *args, **kwargs):
-    if not http.__dict__.get("_seen"):
-        http._seen = True
-        with open(out, "w") as f:
-            json.dump(sorted(sys.modules), f)
-    return stream(self, *args, **kwargs)
+    events = stream(self, *args, **kwargs)
+    for event in events:
+        if not http.__dict__.get("_seen"):
+            http._seen = True
+            with open(out, "w") as f:
+                json.dump(sorted(sys.modules), f)
+        yield event
 http.Connection.stream = first
 sys.argv[0] = "openbot"
 from openbot.cli.app import main
@@ -38,8 +41,13 @@ sys.exit(main())
 # tomlkit: the config is read by Python's tomllib first (config/frontmatter.parse_toml). openbot.git.home,
 # .git.wip: what brings a branch home comes at the end (or with a sweep that finds a dead run);
 # openbot.run.notify: after the run. pygit2: the plan's checks and the run repository's creation read the
-# user's repository through git (git/userrepo.py); the WIP commit at the end still uses it.
+# user's repository through git (git/userrepo.py); the WIP commit at the end still uses it. httpx2 (and
+# what it brings): a plain request goes out on http.client (agent/models/direct.py).
 NOT_BEFORE_THE_FIRST_REQUEST = (
+    "httpx2",
+    "httpcore2",
+    "h11",
+    "anyio",
     "pydantic",
     "pydantic_core",
     "typer._adapters",
@@ -82,7 +90,7 @@ def test_a_run_reaches_its_first_request_without_the_modules_start_up_dropped(
     tmp_path: Path, repo: Path
 ) -> None:
     loaded = _first_request_modules(tmp_path, repo, ["run", "claude", "--prompt", "go", "-n", "1"])
-    assert {"httpx2", "openbot.agent.turn", "openbot.run.runner"} <= loaded  # the request is leaving
+    assert {"http.client", "openbot.agent.turn", "openbot.run.runner"} <= loaded  # the request has left
     assert (
         sorted(
             m
@@ -140,7 +148,7 @@ def test_each_command_registers_alone_and_names_lists_them_all() -> None:
 def test_a_bare_run_reaches_its_first_request_without_typer(tmp_path: Path, repo: Path) -> None:
     # `openbot run <bot>` alone goes from the entry point to cli/run_flow.py (typer would only pass it on).
     loaded = _first_request_modules(tmp_path, repo, ["run", "claude"])
-    assert {"httpx2", "openbot.run.runner", "openbot.cli.run_flow"} <= loaded
+    assert {"http.client", "openbot.run.runner", "openbot.cli.run_flow"} <= loaded
     assert sorted(m for m in loaded if m.split(".")[0] in ("typer", "click", "rich")) == []
     assert "openbot.cli.typer_app" not in loaded
 

@@ -95,9 +95,8 @@ def lookup(model: str, client: Connection | None = None) -> ModelFacts:
 
 
 def _ask(model: str, client: Connection | None) -> ModelFacts:
-    import httpx2
-
     from openbot.agent.models.anthropic.http import ApiError, api_key, shared
+    from openbot.agent.models.direct import TransportFailure
 
     key = api_key()
     if client is None and not key:
@@ -112,7 +111,7 @@ def _ask(model: str, client: Connection | None) -> ModelFacts:
                 hint="check the model name in config.md or --model (e.g. claude-sonnet-5-5)",
             ) from None
         return _unchecked(model)  # unreachable now: the run's calls will wait it out
-    except (httpx2.HTTPError, ValueError):
+    except (TransportFailure, ValueError):
         return _unchecked(model)
     return ModelFacts(
         id=model,

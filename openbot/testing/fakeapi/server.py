@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import ssl
 import threading
 import time
 from collections import deque
@@ -47,6 +48,7 @@ class FakeAnthropic:
     # The API sends non-ASCII raw (U+2028 in a JSON string included); True escapes it as \\uXXXX.
     ascii_only: bool = False
     output_counts: bool = False  # True: the window must hold the prompt and `max_tokens` (a 400 otherwise)
+    tls: ssl.SSLContext | None = None  # a server context: https://localhost:<port> instead of http
 
     def __post_init__(self) -> None:
         self._queue: deque[Reply | HttpError] = deque(self.items)
@@ -70,7 +72,7 @@ class FakeAnthropic:
     def base_url(self) -> str:
         assert self._server is not None, "use FakeAnthropic as a context manager"
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"https://localhost:{port}" if self.tls else f"http://{host!s}:{port}"
 
     def assert_done(self) -> None:
         assert not self.overcalled, f"called {len(self.requests)} times, more than scripted"
@@ -83,6 +85,8 @@ class FakeAnthropic:
             api = fake
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if self.tls is not None:
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         self._server.block_on_close = False
         threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()

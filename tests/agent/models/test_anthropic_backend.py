@@ -114,7 +114,7 @@ def test_x_should_retry_true_retries_even_a_400(api: FakeAnthropic) -> None:
     [
         (error_event("overloaded_error"), "overloaded_error mid-stream"),
         # after=13: the partial reply has begun a tool_use block, with some of its input JSON.
-        (cut(after=13), "connection dropped (RemoteProtocolError"),
+        (cut(after=13), "connection dropped (IncompleteRead(0 bytes read)"),
         (truncated(after=13), "ended before message_stop"),
         (error_event("api_error"), "server error mid-stream api_error"),
     ],

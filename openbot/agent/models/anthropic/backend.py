@@ -45,6 +45,7 @@ from openbot.agent.models.base import (
     Usage,
     with_room,
 )
+from openbot.agent.models.direct import Stalled, TransportFailure
 from openbot.agent.models.outage import Outage, Patience, Watch, retry_after, with_patience
 from openbot.agent.models.params import Prepared, build_params
 from openbot.agent.models.pricing import price_usage
@@ -105,8 +106,6 @@ class AnthropicModel:
     def count_tokens(self, request: ModelRequest) -> int | None:
         """The API's own count of `request`'s prompt (`messages/count_tokens`, free of charge), or None
         when it cannot be had now (the estimate then stands)."""
-        import httpx2
-
         params = self._params(request)
         keys = ("model", "messages", "system", "tools", "thinking", "output_config", "context_management")
         body = {k: params[k] for k in keys if k in params}
@@ -115,7 +114,7 @@ class AnthropicModel:
                 "POST", "/v1/messages/count_tokens", body, timeout=30, betas=_betas(params)
             )
             return int(answer["input_tokens"])
-        except (ApiError, httpx2.HTTPError, ValueError, KeyError, TypeError):
+        except (ApiError, TransportFailure, ValueError, KeyError, TypeError):
             return None
 
     def _complete_once(self, request: ModelRequest, max_tokens: int, sink: EventSink) -> ModelReply:
@@ -200,21 +199,20 @@ class AnthropicModel:
 
     def _classify(self, e: Exception, failed: Usage) -> Outage:
         """A retryable cause, or raise ModelError at once for errors a re-send cannot fix."""
-        import httpx2
-
         if isinstance(e, Outage):
             return e
         if isinstance(e, ApiError):
             fix = fixable(e.status_code, e.message, self.fixes, failed)
             return fix or _classify_status(e, failed)
-        if isinstance(e, httpx2.TimeoutException):
+        if isinstance(e, Stalled):
             return Outage(
                 "unavailable", "no data from the API within the read timeout (a stalled stream)", at_once=True
             )
-        if isinstance(e, httpx2.TransportError | BrokenStream):
-            return Outage(
-                "unavailable", f"connection dropped ({type(e).__name__}: {_scrub(str(e))})", at_once=True
-            )
+        if isinstance(e, TransportFailure | BrokenStream):
+            name = (
+                "" if isinstance(e, TransportFailure) else f"{type(e).__name__}: "
+            )  # its text names its kind
+            return Outage("unavailable", f"connection dropped ({name}{_scrub(str(e))})", at_once=True)
         raise e
 
 
