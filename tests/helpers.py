@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -93,6 +94,21 @@ def events(session_dir: Path) -> list[dict[str, Any]]:
     # Split at "\n" only: a record may hold U+2028 and friends raw, where str.splitlines() would split.
     text = (session_dir / "events.jsonl").read_text()
     return [json.loads(line) for line in text.split("\n") if line]
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a tree openbot ran in. openbot deletes a finished run's repository with a detached `rm`
+    that may still be at work after openbot exited (docs/SANDBOX.md): entries vanishing under us are
+    its doing, any other error is the test's."""
+
+    def gone_meanwhile(func: Any, name: str, exc: BaseException) -> None:
+        if not isinstance(exc, FileNotFoundError):
+            raise exc
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=gone_meanwhile)
+    else:
+        shutil.rmtree(path, onerror=lambda func, name, info: gone_meanwhile(func, name, info[1]))
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 30) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from openbot import paths
 from openbot.testing.fakeapi import FakeAnthropic, reply
-from tests.helpers import complete, events, git, make_bot, make_repo, run_cli, sessions, shell
+from tests.helpers import complete, events, git, make_bot, make_repo, remove_tree, run_cli, sessions, shell
 from tests.helpers import reply as step
 
 KEY = "sk-ant-test-SECRET-0123456789abcdef"
@@ -54,7 +54,7 @@ def user(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Ite
     try:
         yield [str(base)]  # the caller chowns this tree after setting it up, then runs with NOBODY
     finally:
-        shutil.rmtree(base)
+        remove_tree(base)
 
 
 def run_as(user: list[str], *args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -17,7 +17,18 @@ from pathlib import Path
 import pytest
 
 from openbot.sandbox import kernel_support
-from tests.helpers import complete, events, git, make_bot, make_repo, reply, run_cli, sessions, shell
+from tests.helpers import (
+    complete,
+    events,
+    git,
+    make_bot,
+    make_repo,
+    remove_tree,
+    reply,
+    run_cli,
+    sessions,
+    shell,
+)
 
 pytestmark = pytest.mark.skipif(kernel_support().landlock_abi == 0, reason="the kernel has no Landlock")
 
@@ -246,7 +257,7 @@ def nobody_repo() -> Iterator[Path]:
         top.chmod(0o755)
         yield repo
     finally:
-        shutil.rmtree(top, ignore_errors=True)
+        remove_tree(top)
 
 
 def test_as_an_ordinary_user_the_users_git_dir_is_as_out_of_reach(

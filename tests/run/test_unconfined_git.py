@@ -17,7 +17,18 @@ from pathlib import Path
 import pytest
 
 from openbot import paths
-from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell, start_run, wait_for
+from tests.helpers import (
+    complete,
+    git,
+    make_bot,
+    make_repo,
+    remove_tree,
+    reply,
+    run_cli,
+    shell,
+    start_run,
+    wait_for,
+)
 from tests.run.test_repo_attacks import DROP, python_for_nobody
 
 SECRET = "a-host-file-the-sandbox-cannot-see-5d1c"
@@ -174,4 +185,4 @@ def test_as_an_ordinary_user_fifos_in_the_run_repository_never_block_the_end_of_
         for pid in processes_naming(top):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-        shutil.rmtree(top, ignore_errors=True)
+        remove_tree(top)
