@@ -103,7 +103,10 @@ class Response:
 
     @property
     def text(self) -> str:
-        return self.read().decode(self.headers.get_content_charset() or "utf-8", errors="replace")
+        try:
+            return self.read().decode(self.headers.get_content_charset() or "utf-8", errors="replace")
+        except LookupError:  # a charset Python does not know: the API's own is UTF-8
+            return self.read().decode("utf-8", errors="replace")
 
     def close(self) -> None:
         if self._answer.isclosed() and not self._answer.will_close:

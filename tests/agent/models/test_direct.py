@@ -85,10 +85,12 @@ class Server:
         self.http.server_close()
 
 
-def json_answer(handler: BaseHTTPRequestHandler, obj: object = None, close: bool = False) -> None:
-    data = json.dumps(obj if obj is not None else {"id": "claude-sonnet-5-5"}).encode()
+def json_answer(
+    handler: BaseHTTPRequestHandler, obj: object = None, close: bool = False, kind: str = "application/json"
+) -> None:
+    data = json.dumps(obj if obj is not None else {"id": "claude-sonnet-5-5"}, ensure_ascii=False).encode()
     handler.send_response(200)
-    handler.send_header("content-type", "application/json")
+    handler.send_header("content-type", kind)
     handler.send_header("content-length", str(len(data)))
     handler.end_headers()
     handler.wfile.write(data)
@@ -119,6 +121,14 @@ def test_calls_reuse_one_kept_alive_connection_without_httpx2(no_httpx2: None) -
         "/v1/models/claude-sonnet-5-5",
         f"Bearer {KEY}",
     )
+
+
+def test_an_answer_in_a_charset_python_does_not_know_is_read_as_utf_8(no_httpx2: None) -> None:
+    answer = {"display_name": "Claude Sonnet 5.5 — “tout neuf”"}
+    with Server(
+        lambda h: json_answer(h, answer, kind="application/json; charset=x-no-such-charset")
+    ) as server:
+        assert Connection(KEY, server.url).call("GET", "/v1/models/m", timeout=10) == answer
 
 
 def test_a_connection_the_server_closed_while_idle_is_never_used(no_httpx2: None) -> None:
