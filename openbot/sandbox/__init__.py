@@ -98,6 +98,7 @@ class SandboxPolicy:
                 *(sys.executable, "-I", "-S", str(_LAUNCHER)),
                 *writable,
                 *(["--allow-tcp"] if allow_tcp else []),
+                *(["--under-init"] if self.bwrap else []),  # launch.py: bwrap's init arms late
                 *launcher_options,
                 "--",
                 *command,

@@ -11,6 +11,13 @@ parent has threads). `SandboxPolicy.wrap` runs this file by path with `-I -S`, s
 ctypes and `landlock.py` next to this file — not openbot's package, not site-packages, not even json
 (7 ms of start-up here). The policy is only paths and a flag; nothing secret is on the command line.
 
+Under bwrap (`--under-init`) the launcher is pid 2 of the command's PID namespace, and pid 1 is bwrap's
+init, whose parent-death signal is the switch that kills the namespace when openbot dies. bwrap arms it
+only after forking the launcher (bwrap.c `do_init`), so a command started at once can outlive an openbot
+killed before the init got the CPU back (tests/sandbox/test_openbot_killed.py). The launcher therefore
+waits for the init to arm it first: it leaves an orphan that exits at once, which only the init's wait
+loop — entered right after arming — can reap.
+
 Exit codes when the command never starts: 125 the sandbox could not be applied (the command is NOT run
 unconfined), 126 the command cannot be executed, 127 the command was not found.
 """
@@ -44,7 +51,8 @@ def main(args: list[str]) -> int:
     writable = [o.removeprefix("--write=") for o in options if o.startswith("--write=")]
     command_fd = [o.removeprefix("--command-fd=") for o in options if o.startswith("--command-fd=")]
     known = ("--write=", "--command-fd=")
-    unknown = [o for o in options if o != "--allow-tcp" and not o.startswith(known)]
+    flags = ("--allow-tcp", "--under-init")
+    unknown = [o for o in options if o not in flags and not o.startswith(known)]
     if unknown or bool(argv) == bool(command_fd) or len(command_fd) > 1:
         print(f"openbot sandbox: bad arguments {args!r}", file=sys.stderr)
         print(USAGE, file=sys.stderr)
@@ -56,6 +64,8 @@ def main(args: list[str]) -> int:
     except landlock.LandlockError as e:
         print(f"openbot sandbox: {e}; the command was not run", file=sys.stderr)
         return SETUP_FAILED
+    if "--under-init" in options:
+        _wait_for_init()
     env = None
     if command_fd:
         try:
@@ -66,7 +76,42 @@ def main(args: list[str]) -> int:
     return _exec(argv, env)
 
 
-USAGE = "usage: launch.py [--allow-tcp] [--write=PATH]... (-- command [args...] | --command-fd=N)"
+USAGE = (
+    "usage: launch.py [--allow-tcp] [--under-init] [--write=PATH]... (-- command [args...] | --command-fd=N)"
+)
+INIT_WAIT_SECS = 30.0  # not expected to be reached: then the command runs rather than not at all
+
+
+def _wait_for_init() -> None:
+    """Return once pid 1 (bwrap's init) waits for its children, i.e. has armed its parent-death signal.
+
+    An orphan is reparented to pid 1, which reaps it only in that wait loop: until then it stays a zombie
+    that signal 0 still reaches. Two forks make one; the middle process says the orphan's pid."""
+    import time
+
+    try:
+        read_end, write_end = os.pipe()
+        middle = os.fork()
+    except OSError:  # no process to spare: the command could not start either; let it say so
+        return
+    if middle == 0:
+        try:
+            orphan = os.fork()
+            if orphan > 0:
+                os.write(write_end, orphan.to_bytes(4, "little"))
+        finally:
+            os._exit(0)  # both, at once: the orphan goes to pid 1
+    os.close(write_end)
+    os.waitpid(middle, 0)
+    data = os.read(read_end, 4)
+    os.close(read_end)
+    deadline = time.monotonic() + INIT_WAIT_SECS
+    while len(data) == 4 and time.monotonic() < deadline:
+        try:
+            os.kill(int.from_bytes(data, "little"), 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.0005)
 
 
 def _read_command(fd: int) -> tuple[str, list[str], dict[str, str]]:
