@@ -16,7 +16,8 @@ init, whose parent-death signal is the switch that kills the namespace when open
 only after forking the launcher (bwrap.c `do_init`), so a command started at once can outlive an openbot
 killed before the init got the CPU back (tests/sandbox/test_openbot_killed.py). The launcher therefore
 waits for the init to arm it first: it leaves an orphan that exits at once, which only the init's wait
-loop — entered right after arming — can reap.
+loop — entered right after arming — can reap. If openbot died before that (its end of the command's output
+pipe is closed), the init armed too late to help: the command is not run.
 
 Exit codes when the command never starts: 125 the sandbox could not be applied (the command is NOT run
 unconfined), 126 the command cannot be executed, 127 the command was not found.
@@ -73,6 +74,8 @@ def main(args: list[str]) -> int:
             os.chdir(cwd)
         except (OSError, ValueError, IndexError):
             return SETUP_FAILED  # openbot went away or sent no command: nothing to run
+    if "--under-init" in options and _output_unread():
+        return SETUP_FAILED  # openbot is gone: nothing would stop the command
     return _exec(argv, env)
 
 
@@ -112,6 +115,20 @@ def _wait_for_init() -> None:
         except ProcessLookupError:
             return
         time.sleep(0.0005)
+
+
+def _output_unread() -> bool:
+    """Is stdout a pipe nobody reads any more? openbot reads a command's output: then openbot is gone."""
+    import select
+
+    try:
+        if os.fstat(1).st_mode & 0o170000 != 0o010000:  # not a FIFO: no reader to ask after
+            return False
+        poll = select.poll()
+        poll.register(1, 0)  # a pipe's write end without readers reports POLLERR
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except OSError:
+        return False
 
 
 def _read_command(fd: int) -> tuple[str, list[str], dict[str, str]]:
