@@ -96,6 +96,18 @@ def events(session_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.split("\n") if line]
 
 
+def logged_program(program: str, bin_dir: Path, log: Path) -> dict[str, str]:
+    """The environment's PATH with `program` first as a shim in `bin_dir` that appends each call's
+    arguments, one line a call, to `log`, then runs the real one."""
+    real = shutil.which(program)
+    assert real is not None, f"{program} is not installed"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    shim = bin_dir / program
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
 def remove_tree(path: Path) -> None:
     """Remove a tree openbot ran in. openbot deletes a finished run's repository with a detached `rm`
     that may still be at work after openbot exited (docs/SANDBOX.md): entries vanishing under us are

@@ -5,14 +5,12 @@ the run starts; the loopback Messages API notes how many had started when the fi
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 from openbot import paths
 from openbot.testing.fakeapi import FakeAnthropic
 from openbot.testing.fakeapi import reply as fake_reply
-from tests.helpers import run_cli
+from tests.helpers import logged_program, run_cli
 
 # HEAD, the hooks check, `git status`, the free branch name, the user's config (read once for preflight's
 # LFS check and the run repository), the checkout, .gitmodules, the commit identity; plus the LFS grep where
@@ -21,12 +19,8 @@ MAX_GIT = 8
 
 
 def test_few_git_processes_start_before_the_first_model_request(repo: Path, tmp_path: Path) -> None:
-    real = shutil.which("git")
-    assert real is not None
-    bin_dir, log = tmp_path / "gitbin", tmp_path / "git.log"
-    bin_dir.mkdir()
-    (bin_dir / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec {real} "$@"\n')
-    (bin_dir / "git").chmod(0o755)
+    log = tmp_path / "git.log"
+    path = logged_program("git", tmp_path / "gitbin", log)
     bot = paths.bot_home("counted")
     bot.mkdir(parents=True)
     config = 'model = "claude-sonnet-5-5"\nmax_iterations = 1\nsleep_secs = 0'
@@ -40,7 +34,7 @@ def test_few_git_processes_start_before_the_first_model_request(repo: Path, tmp_
     done = fake_reply("", [{"name": "session_complete", "input": {"summary": "ok", "action": "discard"}}])
     with FakeAnthropic([done], respond=first) as api:
         env = {
-            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            **path,
             "ANTHROPIC_BASE_URL": api.base_url,
             "ANTHROPIC_API_KEY": "sk-ant-test-0000",
         }

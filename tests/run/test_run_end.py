@@ -8,27 +8,30 @@ home, and the trash disappears without openbot (waited for as an event, not a cl
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import complete, events, git, make_bot, reply, run_cli, sessions, shell, wait_for
+from tests.helpers import (
+    complete,
+    events,
+    git,
+    logged_program,
+    make_bot,
+    reply,
+    run_cli,
+    sessions,
+    shell,
+    wait_for,
+)
 
 
 @pytest.fixture
 def logged_rm(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    real = shutil.which("rm")
-    assert real is not None
-    bin_dir, log = tmp_path / "bin", tmp_path / "rm.log"
-    bin_dir.mkdir()
-    shim = bin_dir / "rm"
-    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec {real} "$@"\n')
-    shim.chmod(0o755)
-    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, log
+    log = tmp_path / "rm.log"
+    return logged_program("rm", tmp_path / "bin", log), log
 
 
 def test_the_run_repository_is_deleted_by_a_process_of_its_own(
@@ -54,14 +57,8 @@ def test_the_run_repository_is_deleted_by_a_process_of_its_own(
 
 @pytest.fixture
 def logged_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    real = shutil.which("git")
-    assert real is not None
-    bin_dir, log = tmp_path / "gitbin", tmp_path / "git.log"
-    bin_dir.mkdir()
-    shim = bin_dir / "git"
-    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec {real} "$@"\n')
-    shim.chmod(0o755)
-    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, log
+    log = tmp_path / "git.log"
+    return logged_program("git", tmp_path / "gitbin", log), log
 
 
 def _ref_updates(log: Path) -> list[str]:
