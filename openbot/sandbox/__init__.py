@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openbot.errors import SandboxError
+from openbot.gate import Confined
 from openbot.paths import make_private_dir
 from openbot.sandbox.support import FORCE_UNAVAILABLE_ENV, KernelSupport, kernel_support
 
@@ -79,8 +80,9 @@ class SandboxPolicy:
         also_writable: Sequence[Path] = (),
         also_readable: Sequence[Path] = (),
         launcher_options: Sequence[str] = (),
-    ) -> list[str]:
-        """The argv that runs `argv` confined, or `argv` itself when unconfined.
+    ) -> Confined:
+        """The argv that runs `argv` confined, or `argv` itself when unconfined (the user's choice), marked
+        `Confined` either way: the gate (openbot/gate.py) runs a sandboxed step only from such an argv.
 
         `also_writable` adds existing paths for this command only — e.g. the file its stdout goes to, so
         that `> /dev/stdout` (which reopens the file by path) is not denied; `also_readable` keeps paths
@@ -88,7 +90,7 @@ class SandboxPolicy:
         `launcher_options` go to launch.py (`--command-fd=N`: the command comes later, on that fd).
         """
         if not self.confined:
-            return list(argv)
+            return Confined(argv)
         command = list(argv)
         if self.landlock:
             writable = [f"--write={p}" for p in (*self.writable, *also_writable)]
@@ -113,7 +115,7 @@ class SandboxPolicy:
                 network=self.network,
             )
             command = outer + command
-        return command
+        return Confined(command)
 
     def env(self) -> dict[str, str]:
         """Variables the command's environment needs on top of the caller's."""
