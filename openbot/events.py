@@ -145,6 +145,7 @@ class Error(Event):
 
 NoticeKind = Literal[  # docs/EVENTS.md says what each one's `data` holds and which log keeps it
     "context_compacted",
+    "repeated_call",
     "reply_truncated",
     "truncated_tool_call",
     "truncated_reply",

@@ -9,13 +9,13 @@ Turn.run ── loop: step() = check limits (+ compaction) → query the model �
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from openbot.agent.budget import Budget
 from openbot.agent.context import ContextKeeper, compact
 from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, PromptTooLong, Usage
+from openbot.agent.repeats import Repeats
 from openbot.agent.replies import MAX_REASKS, judge, refusal_text, said
 from openbot.agent.textcalls import read_calls, results_text
 from openbot.agent.tools.base import Tool, ToolContext
@@ -32,7 +32,7 @@ from openbot.events import (
     UserInput,
 )
 from openbot.state.conversation import Conversation, not_run
-from openbot.state.messages import Block, ToolResultBlock, ToolUseBlock
+from openbot.state.messages import ToolResultBlock, ToolUseBlock
 from openbot.stops import AbortTurn, Completed, Completion, EndTurn, Refused, StepLimit, Stuck, TurnEnded
 
 
@@ -63,10 +63,6 @@ NUDGE = (
 TOO_LONG_RETRIES = 3  # compactions after "prompt is too long" before the error stands
 
 
-def _signature(tool_uses: list[ToolUseBlock]) -> str:
-    return json.dumps([[t["name"], t["input"]] for t in tool_uses], sort_keys=True)
-
-
 @dataclass
 class Turn:
     """Everything one turn needs; `run()` is the loop, `step()` one model call, the rest its parts."""
@@ -87,7 +83,7 @@ class Turn:
     def __post_init__(self) -> None:
         # Kept on the turn so the runner can record partial usage when the turn ends by an exception.
         self.result = TurnResult(steps=0, usage=Usage())
-        self._last_signature, self._repeats = "", 0
+        self._repeats = Repeats(self.limits.max_repeats)  # openbot.agent.repeats
         self._reasks = 0  # consecutive replies that could not be used (openbot.agent.replies)
         self._acted = False  # a tool ran in this turn: a reply without a call may now end it
         self._text_uses: list[ToolUseBlock] = []  # the calls the last reply wrote as text
@@ -116,6 +112,7 @@ class Turn:
         self.budget.check()
         steps, max_steps = self.result.steps, self.limits.max_steps
         for line in self.take_input():
+            self._repeats.forget()
             self.ctx.sink.emit(UserInput(text=line))
             self.conversation.add_user_text(f"[message from the user, typed while you work]\n{line}")
         if steps and steps == int(max_steps * 0.8):
@@ -227,16 +224,16 @@ class Turn:
         if not tool_uses:
             raise EndTurn(reply.stop_reason)
         self._acted = True
-        completion = self._run_tools(tool_uses, as_text=not reply.tool_uses)
-        if completion is not None:
-            raise Completed(completion)
+        if self._repeats.see(tool_uses):  # the same calls again, nothing run since: not run again
+            self._give(tool_uses, self._repeats.answers(tool_uses, self.ctx.sink), not reply.tool_uses)
+        else:
+            completion = self._run_tools(tool_uses, as_text=not reply.tool_uses)
+            if completion is not None:
+                raise Completed(completion)
         if self.ctx.cancel.is_set():
             raise self.ctx.cancel.interrupted()
-        sig = _signature(tool_uses)
-        self._repeats = self._repeats + 1 if sig == self._last_signature else 1
-        self._last_signature = sig
-        if self._repeats >= self.limits.max_repeats:
-            raise Stuck(f"the same tool call was repeated {self._repeats} times")
+        if stuck := self._repeats.stuck(tool_uses):
+            raise Stuck(stuck)
         if self.result.steps >= self.limits.max_steps:
             raise StepLimit(f"reached max_turn_steps ({self.limits.max_steps})")
 
@@ -271,12 +268,15 @@ class Turn:
             done = {r["tool_use_id"] for r in results}
             why = "session_complete was called" if completion is not None else "the run was stopped"
             results += [not_run(t["id"], why) for t in tool_uses if t["id"] not in done]
-            if as_text:
-                self.conversation.add_user_text(results_text(tool_uses, results))
-            else:
-                content: list[Block] = [*results]
-                self.conversation.append({"role": "user", "content": content})
+            self._repeats.remember(results)
+            self._give(tool_uses, results, as_text)
         return completion
+
+    def _give(self, tool_uses: list[ToolUseBlock], results: list[ToolResultBlock], as_text: bool) -> None:
+        if as_text:
+            self.conversation.add_user_text(results_text(tool_uses, results))
+        else:
+            self.conversation.append({"role": "user", "content": [*results]})
 
     def _run_tool(self, tool_use: ToolUseBlock) -> tuple[ToolResultBlock, Completion | None]:
         self.ctx.sink.emit(ToolCall(id=tool_use["id"], name=tool_use["name"], input=tool_use["input"]))

@@ -96,6 +96,7 @@ def show(
     from openbot.config.bots import find_bot
     from openbot.config.frontmatter import toml_value
     from openbot.config.keys import BotConfig
+    from openbot.config.model_defaults import model_defaults
     from openbot.config.verify import describe
 
     ref = find_bot(name, repo_root())
@@ -106,6 +107,7 @@ def show(
     docs = {f.name: f.metadata["doc"] for f in dataclasses.fields(BotConfig)}
     verification, verify_lines = describe(bot_file.config, repo_root())
     size = prompt_size(bot_file.config, bot_file.instructions)
+    by_model = sorted(set(model_defaults(bot_file.values)) - set(bot_file.values))  # a small model's
     if as_json:
         doc = {
             "name": name,
@@ -113,6 +115,7 @@ def show(
             "path": str(ref.config_path),
             "config": config,
             "set_in_file": sorted(bot_file.values),
+            "set_by_model": by_model,
             "docs": docs,
             "verification": verification,
             "instructions": bot_file.instructions,
@@ -127,7 +130,7 @@ def show(
     width = max(map(len, config))
     value_width = min(max(map(len, shown.values())), 24)  # a long model path must not push every doc right
     for key, value in shown.items():
-        origin = "config.md" if key in bot_file.values else "default"
+        origin = "config.md" if key in bot_file.values else "model" if key in by_model else "default"
         typer.echo(visible(f"  {key:<{width}} = {value:<{value_width}}  {origin:<9}  # {docs[key]}"))
     typer.echo(visible("\n".join(verify_lines)))
     typer.echo(f"prompt: {size.said()}")

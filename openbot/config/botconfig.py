@@ -28,6 +28,7 @@ from openbot.config.keys import WEEK_SECS as WEEK_SECS
 from openbot.config.keys import BotConfig as BotConfig
 from openbot.config.keys import Range as Range
 from openbot.config.legacy import split_legacy
+from openbot.config.model_defaults import model_defaults
 from openbot.config.model_names import parse_model
 from openbot.config.verify import check_commands as check_verify_commands
 from openbot.errors import ConfigError, UsageError
@@ -190,7 +191,7 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
     _check_shipped_skills(values.get("shipped_skills", []), source)
     _check_tools(values.get("tools", []), source)
     check_verify_commands(values.get("verify", []), source)
-    config = BotConfig(**values)  # every value has its key's type now
+    config = BotConfig(**{**model_defaults(values), **values})  # every value has its key's type now
     _check_endpoint(config, source)
     _check_sampling(config, set(values), source)
     _check_integrations(values, source)

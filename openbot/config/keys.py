@@ -77,7 +77,12 @@ class BotConfig:
         100, "Model calls per turn before the turn ends; a nudge comes at 80 %.", allowed=Range(1)
     )
     # 1 would call the first tool call of every turn "repeated": 2 is the least that means anything.
-    max_repeats: int = _f(5, "Identical consecutive tool calls that end a turn as stuck.", allowed=Range(2))
+    max_repeats: int = _f(
+        5,
+        "Identical consecutive tool calls that end a turn as stuck (repeats are answered, not run again);"
+        " 3 for a small model (docs/MODELS.md).",
+        allowed=Range(2),
+    )
     command_timeout_secs: float = _f(
         600, "Default timeout of one shell command.", allowed=Range(0, above=True, high=WEEK_SECS)
     )
