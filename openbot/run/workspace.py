@@ -138,6 +138,14 @@ class Workspace:
             self.notices.emit(
                 Notice(kind="run_warning", message=f"WARNING: {self.sandbox.unconfined_warning}")
             )
+        if self.sandbox.shielded:
+            own = ", ".join(str(p) for p in self.sandbox.shielded)
+            self._notice(
+                "run_warning",
+                f"openbot runs from {own}, inside the bot's writable tree: it stays read-only to the bot's"
+                " commands (to let a bot change it, run openbot from a virtualenv outside the checkout)",
+                paths=[str(p) for p in self.sandbox.shielded],
+            )
         from openbot.processes import run_mark
 
         self.env = {

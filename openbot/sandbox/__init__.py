@@ -56,6 +56,9 @@ class SandboxPolicy:
     landlock_tcp: bool = True  # Landlock can deny TCP (ABI >= 4)
     bwrap: str = ""  # the outer wall: path of bwrap, "" when commands run without namespaces
     readable: tuple[Path, ...] = ()  # paths bound back read-only when they lie under a hidden dir (/tmp…)
+    # What openbot runs from (grants.interpreter_paths): never writable, bound read-only over any grant.
+    protected: tuple[Path, ...] = ()
+    shielded: tuple[Path, ...] = ()  # those of them the mode would have granted (a checkout's `.venv/`)
 
     @property
     def confined(self) -> bool:
@@ -113,6 +116,7 @@ class SandboxPolicy:
                 writable=(*self.writable, *also_writable),
                 readable=(*self.readable, *also_readable),
                 network=self.network,
+                protected=self.protected,
             )
             command = outer + command
         return Confined(command)
@@ -172,12 +176,17 @@ def policy_for_run(
         if skills_dir is not None:
             writable.append(make_private_dir(skills_dir))
     readable = _readable(workdir, common_dir, worktree_admin_dir)
+    # openbot's own interpreter and packages stay read-only whatever the mode grants around them: code
+    # planted there would run in openbot's next start, beside the walls, with the model key.
+    granted, own = [p.resolve() for p in writable], grants.interpreter_paths()
     policy = SandboxPolicy(
         mode,
-        tuple(p.resolve() for p in writable),
+        tuple(grants.around(granted, own)),
         network,
         tmp_dir,
         readable=tuple(p.resolve() for p in readable if p is not None),
+        protected=tuple(own),
+        shielded=tuple(p for p in own if any(p.is_relative_to(w) for w in granted)),
     )
     policy = _fit_to_kernel(policy, kernel_support(), fallback)
     if policy.confined:

@@ -118,3 +118,49 @@ def alternates(git_dirs: list[Path | None]) -> list[Path]:
             if line and not line.startswith("#"):
                 found.append(objects / line if not os.path.isabs(line) else Path(line))
     return found
+
+
+def interpreter_paths() -> list[Path]:
+    """The paths openbot runs from, resolved: its interpreter's prefixes and directory, the console script's
+    directory, every site directory on its import path (a `.pth` or `sitecustomize.py` planted there runs
+    at openbot's next start), and the top-level package of every module it has loaded from elsewhere (an
+    editable install's source). No confined command may write any of them, whatever the mode."""
+    import site
+    import sys
+
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    found |= {os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))}
+    if sys.argv and os.path.isfile(sys.argv[0]):
+        found.add(os.path.dirname(os.path.abspath(sys.argv[0])))
+    sites = {*site.getsitepackages(), site.getusersitepackages()}
+    entries = [p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
+    found |= {p for p in entries if p in sites or _holds_packages(p)}
+    known = tuple(os.path.realpath(p).rstrip("/") + "/" for p in found if p)
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if "." in name or not isinstance(where, str) or not os.path.isabs(where):
+            continue
+        if not os.path.realpath(where).startswith(known):  # the standard library and site dirs are in
+            found.add(os.path.dirname(where) if os.path.basename(where) == "__init__.py" else where)
+    return sorted({Path(os.path.realpath(p)) for p in found if p})
+
+
+def _holds_packages(directory: str) -> bool:
+    """A site directory: installed distributions' metadata or `.pth` files live in it."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return any(n.endswith((".dist-info", ".egg-info", ".pth")) for n in names)
+
+
+def around(writable: list[Path], protected: list[Path]) -> list[Path]:
+    """`writable` less the `protected` paths: a writable path inside one is dropped, one that holds some
+    is granted entry by entry around them (as `checkout_paths` does around `.git`)."""
+    granted: list[Path] = []
+    for w in writable:
+        if any(w == p or w.is_relative_to(p) for p in protected):
+            continue
+        inside = {p.relative_to(w) for p in protected if p.is_relative_to(w)}
+        granted += _paths_around(w, w, inside) if inside else [w]
+    return granted

@@ -56,20 +56,33 @@ def _under(path: Path, dirs: Iterable[str]) -> bool:
     return any(text == d or text.startswith(d.rstrip("/") + "/") for d in dirs)
 
 
-def bwrap_argv(exe: str, *, writable: Iterable[Path], readable: Iterable[Path], network: bool) -> list[str]:
-    """bwrap and its options, up to and including the `--` before the command."""
+def bwrap_argv(
+    exe: str,
+    *,
+    writable: Iterable[Path],
+    readable: Iterable[Path],
+    network: bool,
+    protected: Iterable[Path] = (),
+) -> list[str]:
+    """bwrap and its options, up to and including the `--` before the command. `protected` paths inside a
+    writable one are bound read-only over it, last."""
     hidden = hidden_dirs(network)
+    granted = [p for p in writable if p.exists()]
+    bound = [str(p) for p in granted]
     argv = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for d in hidden:
         argv += ["--tmpfs", d]
     # Shallower paths first, so a writable worktree inside a read-only git dir is mounted over it.
     binds = sorted(
         {(p, "--ro-bind") for p in readable if _under(p, hidden) and p.exists()}
-        | {(p, "--bind") for p in writable if p.exists()},
+        | {(p, "--bind") for p in granted},
         key=lambda b: (len(b[0].parts), b[1] != "--ro-bind", str(b[0])),
     )
     for path, how in binds:
         argv += [how, str(path), str(path)]
+    for path in protected:
+        if _under(path, bound) and path.exists():
+            argv += ["--ro-bind", str(path), str(path)]
     for d in hidden:  # bwrap made the bind targets' parents there; writes to them would vanish silently
         argv += ["--remount-ro", d]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
