@@ -10,8 +10,10 @@ the agent's git at the user's own checkout), and the model credentials in NEVER.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from openbot.errors import UsageError
 
@@ -60,3 +62,39 @@ def child_env(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> di
     the names or values this returns — the redactor hides such values wherever they appear."""
     patterns = [*ALLOWED, *GIT_IDENTITY, *(check_pattern(p) for p in passthrough)]
     return {k: v for k, v in environ.items() if k not in NEVER and _matches(k, patterns)}
+
+
+# Variables that name where programs and modules are looked up: a server started beside the agent must
+# find nothing of the agent's tree through them (issue 32, M2).
+SEARCH_PATHS = (
+    "PATH",
+    "PYTHONPATH",
+    "NODE_PATH",
+    "PERL5LIB",
+    "RUBYLIB",
+    "GEM_PATH",
+    "CLASSPATH",
+    "LD_LIBRARY_PATH",
+)
+SEARCH_ROOTS = ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONSTARTUP")
+
+
+def without_paths_into(env: Mapping[str, str], tree: Path) -> dict[str, str]:
+    """`env` less every search-path entry that lies in `tree` or is relative (read against a working
+    directory someone else chose), and less each single-path variable pointing into `tree`."""
+    root = os.path.realpath(tree)
+
+    def outside(entry: str) -> bool:
+        if not os.path.isabs(entry):
+            return False
+        real = os.path.realpath(entry)
+        return real != root and not real.startswith(root.rstrip("/") + "/")
+
+    kept = {k: v for k, v in env.items() if k not in SEARCH_ROOTS or (v and outside(v))}
+    for name in SEARCH_PATHS:
+        if name in kept:
+            entries = [e for e in kept[name].split(os.pathsep) if outside(e)]
+            kept[name] = os.pathsep.join(entries)
+            if not entries:
+                del kept[name]
+    return kept

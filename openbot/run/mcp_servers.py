@@ -36,11 +36,12 @@ def start_mcp(plan: RunPlan, workspace: Workspace, log_dir: Path, cancel: thread
         lambda spec: launch_for(
             spec,
             environ=os.environ,
-            # where the agent works, for servers that read it; they never start there
-            base_env={**workspace.env, "OPENBOT_WORKDIR": str(workspace.workdir)},
+            # where the agent works, for servers that read it; they never start there, nor import from it
+            base_env={**workspace.server_env, "OPENBOT_WORKDIR": str(workspace.workdir)},
             sandbox=workspace.sandbox,
             workdir=where,
             bot_dir=bot_dir,
+            tree=workspace.workdir,
         ),
         log_dir,
     )

@@ -45,6 +45,7 @@ class Workspace:
         self.tmp_dir: Path | None = None
         self.skills_dir = paths.bot_skills_dir(plan.bot.name)
         self.env: dict[str, str] = {}
+        self.server_env: dict[str, str] = {}  # for MCP servers: the user's, nothing pointing into the tree
         self.sandbox: SandboxPolicy | None = None
         self.unsaid: OSError | None = None  # why a notice could not be written
 
@@ -153,6 +154,7 @@ class Workspace:
             **git_identity_env(self.workdir, self.plan.bot.name),
             **run_mark(self.workdir),  # what the sweep goes by: it stops only this run's processes
         }
+        self.server_env = dict(self.env)  # before the PYTHONPATH twins and setup's venv: the user's only
         if repo is not None and self.wt is not None:
             self._editable_twins(repo.workdir)
 

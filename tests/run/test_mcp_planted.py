@@ -5,6 +5,9 @@ environment. A real run and a real resume (a scripted model, the SDK test server
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.helpers import complete, git, make_bot, reply, run_cli, shell
@@ -67,3 +70,41 @@ def test_a_model_key_can_never_be_passed_to_a_server(repo: Path) -> None:
     assert out.returncode == 2, out.stderr
     assert "key 'mcp_servers.docs.headers.Authorization' uses ${ANTHROPIC_API_KEY}, a model key" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_an_editable_installs_pythonpath_never_reaches_a_server_on_resume(repo: Path, tmp_path: Path) -> None:
+    """The user's dev venv has an editable install of this repository (`src/`): the agent's commands get
+    PYTHONPATH=<its checkout>/src, so their python imports the bot's code. A server beside the agent must
+    not: the agent plants `src/openbot/testing/mcpserver.py`; on `--resume` the real server runs."""
+    (repo / "src" / "pkg").mkdir(parents=True)
+    (repo / "src" / "pkg" / "__init__.py").write_text("")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "pkg")
+    venv = tmp_path / "devvenv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    next(venv.glob("lib/python3*/site-packages")).joinpath("__editable__.pkg-0.1.pth").write_text(
+        f"{repo / 'src'}\n"
+    )
+    planted = PLANTED.replace('"leaked.txt"', 'os.environ["OPENBOT_WORKDIR"] + "/leaked.txt"')
+    plant = shell(
+        "mkdir -p src/openbot/testing && touch src/openbot/__init__.py src/openbot/testing/__init__.py"
+        " && echo $PYTHONPATH > pythonpath.txt && git add -A && git commit -qm plant"
+    )
+    edit = {"command": "create", "path": "src/openbot/testing/mcpserver.py", "file_text": planted}
+    bot_dir = make_bot(
+        "tracker", [reply("", {"name": "edit", "input": edit}, plant), reply("planted")], CONFIG
+    )
+    env = {"TRACKER_TOKEN": TOKEN, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    first = json.loads(run_cli("run", "tracker", "--json", cwd=repo, env=env).stdout)
+    assert first["exit_code"] == 3
+    committed = git(repo, "show", f"{first['branch']}:pythonpath.txt")
+    assert committed.endswith("/src"), committed  # the editable-install feature is on for the agent
+
+    add = {"name": "tools__add", "input": {"a": 20, "b": 22}}
+    (bot_dir / "script.json").write_text(json.dumps({"responses": [reply("", add), reply("", complete())]}))
+    out = run_cli("run", "tracker", "--resume", first["run_id"], "--json", cwd=repo, env=env)
+    assert out.returncode == 0, out.stderr
+    branch = json.loads(out.stdout)["branch"]
+    assert "leaked.txt" not in git(repo, "ls-tree", "-r", "--name-only", branch)
+    assert TOKEN not in git(repo, "log", "-p", branch)
+    assert "MCP server 'tools' (stdio, in the run's sandbox): 10 tool(s) offered" in out.stderr

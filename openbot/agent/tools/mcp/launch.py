@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from openbot.agent.tools.mcp.client import Launch
 from openbot.config import envrefs
 from openbot.config.mcp import McpServerSpec
-from openbot.envpolicy import NEVER, child_env
+from openbot.envpolicy import NEVER, child_env, without_paths_into
 
 if TYPE_CHECKING:
     from openbot.sandbox import SandboxPolicy
@@ -31,9 +31,11 @@ def launch_for(
     sandbox: SandboxPolicy | None,
     workdir: Path,
     bot_dir: Path,
+    tree: Path | None = None,
 ) -> Launch:
     """`base_env` is the run's environment for commands (allowlist + git identity); `environ` is openbot's;
-    `workdir` is where a stdio server starts: never a directory the agent can write (run/mcp_servers.py)."""
+    `workdir` is where a stdio server starts: never a directory the agent can write (run/mcp_servers.py);
+    `tree` is the agent's: no search path of the server's (PATH, PYTHONPATH…) leads into it."""
     where = f"mcp_servers.{spec.name}"
     if spec.url:
         return Launch(
@@ -46,6 +48,7 @@ def launch_for(
     values = placeholders(bot_dir)
     argv = [envrefs.expand(a, values, "config", where) for a in (spec.command, *spec.args)]
     env = {**base_env, **child_env(environ, spec.env)}
+    env = without_paths_into(env, tree) if tree is not None else env
     if sandbox is not None:
         if spec.allow_network and not sandbox.network:
             sandbox = dataclasses.replace(sandbox, network=True)  # this server only, said at run start
