@@ -212,7 +212,7 @@ EVAL_CHECK = step(
     "an eval task's check, on a clone of what the bot committed",
     (From.AGENT,),
     Walls.SANDBOX,
-    test="tests/cli/test_cli_eval.py",
+    test="tests/sandbox/test_eval_walls.py",
 )
 EVAL_RUN = step(
     "eval.run",

@@ -15,6 +15,7 @@ from openbot.cli.typer_app import app
 from openbot.errors import UsageError
 
 if TYPE_CHECKING:
+    from openbot.run.eval.check import Walls
     from openbot.run.eval.runtask import TaskResult
     from openbot.run.eval.suite import Task
 
@@ -42,12 +43,19 @@ def eval_command(
     """Run a bot over tasks, each in a fresh repository and OPENBOT_HOME; solved = its check passes."""
     name, tasks = _tasks(suite, bot, from_history, check, (max_iterations, max_minutes, max_cost_usd))
     from openbot.run.eval import report
-    from openbot.run.eval.prepare import make_home
+    from openbot.sandbox import protect_own_environment
 
+    # The model key and every other secret of the user's environment are in eval's own: no command of
+    # the bot's (an agent or a check in the Landlock-only fallback shares its PID namespace) may read it.
+    protect_own_environment()
     workdir = Path(tempfile.mkdtemp(prefix="openbot-eval-"))
-    make_home(name, workdir / "probe")  # an unknown bot is one line now, not N failed tasks
-    shutil.rmtree(workdir / "probe")
-    results = _run_all(tasks, name, workdir, ("--model", model) if model else ())
+    try:
+        walls = _probe(name, workdir / "probe")
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    shutil.rmtree(workdir / "probe", ignore_errors=True)
+    results = _run_all(tasks, name, workdir, ("--model", model) if model else (), walls)
     typer.echo(report.table(results))
     typer.echo("")
     typer.echo(report.verdict(results))
@@ -59,6 +67,27 @@ def eval_command(
     else:
         shutil.rmtree(workdir, ignore_errors=True)
     raise typer.Exit(0 if results and all(r.solved for r in results) else 1)
+
+
+def _probe(bot: str, where: Path) -> Walls:
+    """What is wrong with the bot or the machine is one line now (exit 2), not N failed tasks: an unknown
+    bot, a bot directory too big to copy, checks that cannot be confined. Says once what the copy of the
+    bot's directory leaves out and what the checks' sandbox lacks (sandbox_fallback = "warn")."""
+    from openbot.run.eval.check import probe, walls_of
+    from openbot.run.eval.prepare import make_home
+
+    _, left_out = make_home(bot, where / "home")
+    if left_out:
+        _say(f"not copied from your OPENBOT_HOME (links out, FIFOs, devices): {', '.join(left_out)}")
+    walls = walls_of(bot)
+    warning = probe(walls, where / "check")
+    if warning:
+        _say(f"WARNING: the checks run with what this machine can enforce: {warning}")
+    return walls
+
+
+def _say(message: str) -> None:
+    print(f"eval: {message}", file=sys.stderr, flush=True)
 
 
 def _tasks(
@@ -114,14 +143,16 @@ def _history(count: int, check: str, limits: object) -> list[Task]:
     return tasks
 
 
-def _run_all(tasks: list[Task], bot: str, workdir: Path, run_args: tuple[str, ...]) -> list[TaskResult]:
+def _run_all(
+    tasks: list[Task], bot: str, workdir: Path, run_args: tuple[str, ...], walls: Walls
+) -> list[TaskResult]:
     from openbot.run.eval.report import solved_cell
     from openbot.run.eval.runtask import run_task
 
     results = []
     for i, task in enumerate(tasks, 1):
         print(f"eval: [{i}/{len(tasks)}] {task.name} …", file=sys.stderr, flush=True)
-        r = run_task(task, bot, workdir / f"task-{i:03d}", run_args)
+        r = run_task(task, bot, workdir / f"task-{i:03d}", run_args, walls)
         why = f": {r.error}" if r.error else ""
         print(
             f"eval: [{i}/{len(tasks)}] {task.name}: {solved_cell(r)} ({r.status}, {r.wall_secs:.0f} s){why}",

@@ -46,14 +46,14 @@ def git_env() -> dict[str, str]:
 
 
 def run_git(
-    cwd: Path, *args: str, check: bool = True, timeout: float = GIT_TIMEOUT
+    cwd: Path, *args: str, check: bool = True, timeout: float = GIT_TIMEOUT, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run git (hooks off) in `cwd`; failures become one-line GitErrors.
+    """Run git (hooks off) in `cwd`, in `env` (default `git_env()`); failures become one-line GitErrors.
 
     git runs in its own session: a Ctrl-C at the terminal reaches openbot alone, which decides when to
     stop, instead of killing a `git merge` half-way through updating the user's files.
     """
-    proc = run_bounded(["git", *NO_HOOKS, *args], cwd=cwd, timeout=timeout, what=f"git {_sub(args)}")
+    proc = run_bounded(["git", *NO_HOOKS, *args], cwd=cwd, timeout=timeout, what=f"git {_sub(args)}", env=env)
     out = subprocess.CompletedProcess(
         proc.args, proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
     )

@@ -33,6 +33,7 @@ __all__ = [
     "SandboxPolicy",
     "kernel_support",
     "policy_for_run",
+    "protect_own_environment",
 ]
 
 MODES = ("workspace-write", "read-only", "danger-full-access")
@@ -190,7 +191,7 @@ def policy_for_run(
     )
     policy = _fit_to_kernel(policy, kernel_support(), fallback)
     if policy.confined:
-        _protect_own_environment()
+        protect_own_environment()
     return policy
 
 
@@ -240,7 +241,7 @@ def _fit_to_kernel(policy: SandboxPolicy, support: KernelSupport, fallback: str)
     )
 
 
-def _protect_own_environment() -> None:
+def protect_own_environment() -> None:
     """Make openbot's own process non-dumpable: its /proc/<pid>/environ (the model key), fds and memory
     can then be read only with CAP_SYS_PTRACE, which no confined command has (the launcher and bwrap drop
     every capability, also as root). Commands are exec'd, which makes them dumpable again."""

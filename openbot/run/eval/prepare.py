@@ -2,18 +2,25 @@
 
 Nothing here touches the user's repository or OPENBOT_HOME beyond reading them: a task's repository is a
 clone (or a recipe's new repository), the bot's config is copied (its workspaces — memory, history — are
-not), and the check runs in a clone of the run's result, never in the bot's own checkout.
+not; no link is followed: homecopy.py), and the check runs in a clone of the run's result, never in the
+bot's own checkout (check.py runs it inside the agent's walls).
+
+Every git step here is plain git: no global or system config (`GIT_CONFIG_GLOBAL=/dev/null`,
+`GIT_CONFIG_NOSYSTEM=1`), so no filter, no git-lfs and no other driver of the user's configuration runs on
+what the bot committed (a filter named by a repository path would run the bot's own script, unconfined),
+and `GIT_LFS_SKIP_SMUDGE=1` should git-lfs be reached anyway; hooks are off as for all of openbot's git.
+LFS files are checked out as their pointers.
 """
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 from openbot import paths
 from openbot.errors import NotFoundError, OpenbotError
-from openbot.git.gitcmd import git_env, run_git
+from openbot.git import gitcmd
+from openbot.run.eval.homecopy import copy_tree
 from openbot.run.eval.suite import Task
 
 BASE_BRANCH = "eval-base"
@@ -25,18 +32,29 @@ class TaskSetupError(OpenbotError):
     """The task's repository could not be made: the task is reported as not run, the others go on."""
 
 
-def make_home(bot: str, dest: Path) -> Path:
-    """A fresh OPENBOT_HOME holding a copy of the user's bot (config, script, skills) and global skills."""
+def plain_git_env() -> dict[str, str]:
+    """openbot's git environment without the user's global or system configuration (see above)."""
+    return {**gitcmd.git_env(), "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_LFS_SKIP_SMUDGE": "1"}
+
+
+def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return gitcmd.run_git(cwd, *args, check=check, env=plain_git_env())
+
+
+def make_home(bot: str, dest: Path) -> tuple[Path, list[str]]:
+    """A fresh OPENBOT_HOME holding a copy of the user's bot (config, script, skills) and global skills;
+    returns it and what the copy left out (links out of the directory, FIFOs, devices), each named."""
     source = paths.bot_home(bot)
     if not (source / "config.md").is_file():
         raise NotFoundError(
             f"no bot '{bot}' in {paths.bots_dir()}", hint="openbot eval runs a bot of your OPENBOT_HOME"
         )
-    skip = shutil.ignore_patterns("workspaces", "*.lock")
-    shutil.copytree(source, dest / "bots" / bot, ignore=skip)
+    (dest / "bots").mkdir(parents=True)
+    left_out = copy_tree(source, dest / "bots" / bot, skip_names=frozenset({"workspaces"}))
+    left_out = [f"bots/{bot}/{x}" for x in left_out]
     if paths.global_skills_dir().is_dir():
-        shutil.copytree(paths.global_skills_dir(), dest / "skills")
-    return dest
+        left_out += [f"skills/{x}" for x in copy_tree(paths.global_skills_dir(), dest / "skills")]
+    return dest, left_out
 
 
 def make_repo(task: Task, dest: Path) -> str:
@@ -110,9 +128,11 @@ def result_commit(repo: Path, branch: str) -> tuple[str, str]:
     return commit_of(repo, f"refs/heads/{BASE_BRANCH}"), BASE_BRANCH
 
 
-def check_out(repo: Path, commit: str, dest: Path, task: Task, base: str) -> None:
-    """A clean clone of `repo` at `commit` in `dest`, a history task's own tests put back."""
-    run_git(repo.parent, "clone", "-q", "--no-hardlinks", "--no-checkout", str(repo), str(dest))
+def check_out(repo: Path, commit: str, dest: Path, git_dir: Path, task: Task, base: str) -> None:
+    """A clean clone of `repo` at `commit` in `dest` (its git dir `git_dir`, beside it), a history task's
+    own tests put back."""
+    clone = ("clone", "-q", "--no-hardlinks", "--no-checkout", f"--separate-git-dir={git_dir}")
+    run_git(repo.parent, *clone, str(repo), str(dest))
     run_git(dest, "checkout", "-q", "--detach", commit)
     for path in task.check_paths:
         original = f"{base}^"  # the commit whose tests judge the result (the revert commit's parent)
@@ -120,22 +140,3 @@ def check_out(repo: Path, commit: str, dest: Path, task: Task, base: str) -> Non
             run_git(dest, "checkout", "-q", original, "--", path)
         elif (dest / path).exists():
             run_git(dest, "rm", "-q", "-f", "--", path)
-
-
-def run_check(command: str, cwd: Path, timeout: float) -> tuple[int | None, str]:
-    """The check's exit code (None: it timed out) and the tail of its output."""
-    env = git_env()  # no model keys: the check is the user's test command, it has no use for them
-    try:
-        proc = subprocess.run(
-            ["bash", "-c", command],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as e:
-        out = e.output.decode(errors="replace") if isinstance(e.output, bytes) else ""
-        return None, (out + f"\n(check timed out after {timeout:.0f} s)")[-2000:]
-    return proc.returncode, proc.stdout.decode(errors="replace")[-2000:]

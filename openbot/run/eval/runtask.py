@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from openbot.errors import OpenbotError
 from openbot.run.eval import prepare
+from openbot.run.eval.check import Walls, run_check
 from openbot.run.eval.suite import Task
 
 GRACE_SECS = 120  # past max_minutes: the run's own limit fires first; this only catches a hung run
@@ -53,13 +54,16 @@ class TaskResult:
         return asdict(self)
 
 
-def run_task(task: Task, bot: str, workdir: Path, run_args: tuple[str, ...] = ()) -> TaskResult:
-    """Run `bot` on `task` under `workdir` (made fresh) and judge the result by the task's check."""
+def run_task(
+    task: Task, bot: str, workdir: Path, run_args: tuple[str, ...] = (), walls: Walls | None = None
+) -> TaskResult:
+    """Run `bot` on `task` under `workdir` (made fresh) and judge the result by the task's check, run in
+    `walls` (the bot's sandbox settings: check.py)."""
     result = TaskResult(task.name)
     workdir.mkdir(parents=True)
     repo = workdir / "repo"
     try:
-        home = prepare.make_home(bot, workdir / "home")
+        home, _ = prepare.make_home(bot, workdir / "home")  # what it left out was said once, up front
         base = prepare.make_repo(task, repo)
     except OpenbotError as e:
         result.error = e.one_line()
@@ -74,14 +78,18 @@ def run_task(task: Task, bot: str, workdir: Path, run_args: tuple[str, ...] = ()
         result.error = f"openbot run exited {result.exit_code}: {why}"
     try:
         commit, result.branch = prepare.result_commit(repo, str(summary.get("branch") or ""))
-        prepare.check_out(repo, commit, workdir / "check", task, base)
+        prepare.check_out(repo, commit, workdir / "check", workdir / "check.git", task, base)
     except OpenbotError as e:
         result.error = f"could not check out the result: {e.one_line()}"
         return result
     result.checked = commit[:12]
-    result.check_exit, result.check_output = prepare.run_check(
-        task.check, workdir / "check", task.limits.check_timeout_secs
-    )
+    try:
+        result.check_exit, result.check_output = run_check(
+            task.check, walls or Walls(), workdir / "check", workdir / "check.git", workdir / "check-tmp",
+            task.limits.check_timeout_secs,
+        )  # fmt: skip
+    except OpenbotError as e:  # the machine lost what the probe found (bwrap removed mid-eval)
+        result.error = f"the check did not run: {e.one_line()}"
     result.solved = result.check_exit == 0
     return result
 

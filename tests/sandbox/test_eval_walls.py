@@ -1,0 +1,190 @@
+"""Issue 32 E1/E2: `openbot eval` on a bot whose committed work is hostile, as root and as `nobody`.
+
+The task's check runs the bot's committed code (its tests import it), so the check gets the agent's walls:
+no write outside its clone and temp dir (the user's real $HOME stands for that here), no network, no
+secret in its environment, and no way to read `openbot eval`'s own (non-dumpable) environment. eval's
+git clone/checkout of the bot's commit runs no filter of the user's configuration, and the copy of the
+bot's directory follows none of the links the agent planted there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import secrets
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import complete, make_bot, reply, shell
+from tests.sandbox.conftest import User, needs_bwrap
+
+SCRIPT = [reply("", shell("sh solve.sh")), reply("", complete())]
+# What the bot's committed code does once the task's check runs it. Each line names what it reached;
+# the last line says the check ran to its end.
+HOSTILE = """
+echo pwned > "{home}/canary" 2>/dev/null && echo REACHED-HOME
+(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo REACHED-LISTENER
+env | grep -q {token} && echo REACHED-ENV
+for f in /proc/[0-9]*/environ; do grep -q -a {token} "$f" 2>/dev/null && echo "REACHED-ENVIRON $f"; done
+cat seen-during-run.txt
+touch built.txt "$TMPDIR/scratch" && echo CHECK-WROTE-ITS-OWN
+echo CHECK-RAN
+"""
+# What the bot's own command does during the run: the same search of every process's environment (in
+# the Landlock-only fallback the agent shares openbot eval's PID namespace).
+SOLVE = """
+for f in /proc/[0-9]*/environ; do grep -q -a {token} "$f" 2>/dev/null && echo "RUN-REACHED-ENVIRON $f"; done \
+  > seen-during-run.txt
+cp hostile.sh run_tests.sh
+"""
+# A regression that follows `skills/z.bin -> /dev/zero` fails on this, not on a full disk.
+FILE_SIZE_LIMIT = 256 << 20
+
+
+def _suite(user: User, files: dict[str, str], check: str = "bash run_tests.sh") -> Path:
+    table = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in files.items())
+    suite = user.base / "suite.toml"
+    suite.write_text(
+        f'bot = "hostile"\n[[task]]\nname = "t"\nprompt = "Fix it."\ncheck = {json.dumps(check)}\n'
+        f"max_iterations = 1\nfiles = {{ {table} }}\n"
+    )
+    return suite
+
+
+def _eval(user: User, *args: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """`openbot eval` as `user`, in user.base, writing at most FILE_SIZE_LIMIT bytes a file."""
+    (user.base / "tmp").mkdir(exist_ok=True)  # eval's task directories, removed with base
+    user.own()
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+
+    proc = subprocess.run(
+        user.argv("eval", *args, "--json", str(user.base / "out.json")),
+        cwd=user.base, env=user.env({"TMPDIR": str(user.base / "tmp"), **env}), capture_output=True,
+        text=True, timeout=300, stdin=subprocess.DEVNULL, preexec_fn=limit,
+    )  # fmt: skip
+    out = user.base / "out.json"
+    return proc, json.loads(out.read_text())["results"][0] if out.exists() else {}
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A loopback listener; a connection made to it waits in its backlog (accept() then finds it)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server.setblocking(False)
+        yield server
+
+
+def _connected(server: socket.socket) -> bool:
+    try:
+        conn, _ = server.accept()
+    except BlockingIOError:
+        return False
+    conn.close()
+    return True
+
+
+@pytest.mark.parametrize(
+    "walls",
+    [
+        pytest.param({}, marks=needs_bwrap, id="namespaces"),
+        # Without bubblewrap (sandbox_fallback = "warn": Landlock only) the check and the agent share
+        # eval's PID namespace: eval's own environ must be unreadable then.
+        pytest.param({"OPENBOT_SANDBOX_FORCE_UNAVAILABLE": "bwrap"}, id="landlock-only"),
+    ],
+)
+def test_the_check_runs_the_bots_code_inside_the_agents_walls(
+    user: User, listener: socket.socket, walls: dict[str, str]
+) -> None:
+    token = f"s3cret-{secrets.token_hex(8)}"
+    home = user.base / "home"  # the user's real $HOME
+    home.mkdir()
+    hostile = HOSTILE.format(home=home, port=listener.getsockname()[1], token=token)
+    files = {"run_tests.sh": "true\n", "hostile.sh": hostile, "solve.sh": SOLVE.format(token=token)}
+    suite = _suite(user, files)
+    (user.base / "openbot-home").mkdir()
+    make_bot("hostile", SCRIPT, config='sandbox_fallback = "warn"')
+    secret_env = {
+        "HOME": str(home),
+        "ANTHROPIC_API_KEY": f"sk-ant-{token}",
+        "AWS_SECRET_ACCESS_KEY": token,
+        "SSH_AUTH_SOCK": f"/tmp/ssh-{token}/agent.1",
+        **walls,
+    }
+    proc, result = _eval(user, str(suite), env=secret_env)
+    output = result.get("check_output", "")
+    assert "CHECK-RAN" in output and "CHECK-WROTE-ITS-OWN" in output, (proc.stderr, result)
+    assert result["check_exit"] == 0 and result["solved"]
+    assert "REACHED" not in output, output
+    assert not (home / "canary").exists()
+    assert not _connected(listener)
+
+
+@needs_bwrap
+def test_the_check_refuses_to_run_bare_where_the_machine_cannot_sandbox(user: User) -> None:
+    home = user.base / "home"
+    home.mkdir()
+    suite = _suite(user, {"solve.sh": "true\n"}, check=f"echo pwned > {home}/canary")
+    (user.base / "openbot-home").mkdir()
+    make_bot("hostile", SCRIPT)  # sandbox_fallback = "error", the default
+    proc, _ = _eval(user, str(suite), env={"HOME": str(home), "OPENBOT_SANDBOX_FORCE_UNAVAILABLE": "bwrap"})
+    assert proc.returncode == 2, proc.stderr
+    [line] = [x for x in proc.stderr.splitlines() if "sandbox" in x]
+    assert "cannot be enforced" in line and "sandbox_fallback" in line and "Traceback" not in proc.stderr
+    assert not (home / "canary").exists()
+
+
+@needs_bwrap
+def test_a_filter_of_the_users_git_config_never_runs_the_bots_script_in_evals_checkout(user: User) -> None:
+    """`filter.x.smudge = ./tools/x.sh` names a path in the repository: in eval's clone of the bot's
+    commit that is the bot's script, which ran unconfined, as the user."""
+    home = user.base / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text('[filter "x"]\n\tsmudge = ./tools/x.sh\n\tclean = cat\n')
+    ran = user.base / "filter-ran"
+    plant = (
+        f"mkdir -p tools && printf '#!/bin/sh\\necho \"$(pwd)\" >> {ran}\\ncat\\n' > tools/x.sh\n"
+        "chmod +x tools/x.sh && echo '*.txt filter=x' > .gitattributes && echo data > z.txt\n"
+    )
+    suite = _suite(user, {"solve.sh": plant}, check="test -x tools/x.sh && grep -qx data z.txt")
+    (user.base / "openbot-home").mkdir()
+    make_bot("hostile", SCRIPT)
+    proc, result = _eval(user, str(suite), env={"HOME": str(home)})
+    assert result.get("solved"), (proc.stderr, result)  # the bot's commit was checked out and checked
+    assert not ran.exists(), ran.read_text()
+
+
+def test_evals_copy_of_the_bot_follows_no_link_the_agent_planted(user: User) -> None:
+    """The agent may write its bot's skills dir: a link there to /dev/zero made eval copy 1.2 GB in 5 s,
+    a link to a host file copied that file where the task's agent reads it."""
+    host = user.base / "host-only"
+    host.mkdir(mode=0o700)
+    (host / "secret.txt").write_text("host-secret-text\n")
+    suite = _suite(user, {"solve.sh": "true\n"}, check="true")
+    (user.base / "openbot-home").mkdir()
+    bot = make_bot("hostile", SCRIPT)
+    skills = bot / "skills"
+    skills.mkdir()
+    (skills / "z.bin").symlink_to("/dev/zero")
+    (skills / "notes.md").symlink_to(host / "secret.txt")
+    (skills / "ok.md").write_text("# a skill\n")
+    (skills / "same.md").symlink_to("ok.md")  # a link inside the bot's directory stays a link
+    os.mkfifo(skills / "pipe")
+    proc, result = _eval(user, str(suite), "--keep", env={})
+    assert result.get("solved"), (proc.stderr, result)
+    kept = Path(proc.stderr.split("kept: ")[1].split()[0])
+    copied = kept / "task-001" / "home" / "bots" / "hostile" / "skills"
+    assert (copied / "ok.md").read_text() == "# a skill\n"
+    assert os.readlink(copied / "same.md") == "ok.md"
+    for name in ("z.bin", "notes.md", "pipe"):
+        assert not os.path.lexists(copied / name), name
+        assert f"skills/{name}" in proc.stderr  # said
+    assert "host-secret-text" not in "".join(
+        p.read_text(errors="replace") for p in (kept / "task-001" / "home").rglob("*") if p.is_file()
+    )
