@@ -56,7 +56,7 @@ def create_run_repo(repo: RepoInfo, bot: str, run_id: str, *, with_changes: bool
         write_owner(rr, run_id, bot)
     if with_changes:
         try:
-            carry_changes(open_repo(repo.workdir), repo.workdir, rr.path)
+            rr.carried = tuple(carry_changes(open_repo(repo.workdir), repo.workdir, rr.path))
         except OSError as e:
             with runs_lock(repo.common_dir):
                 trash = detach(rr)
@@ -177,9 +177,11 @@ def init_git_dir(
         f.write(f"\n{SETUP_EXCLUDES}")
 
 
-def carry_changes(user: pygit2.Repository, workdir: Path, target: Path) -> None:
-    """Copy the user's uncommitted state (edits, deletions, untracked non-ignored files) into `target`."""
-    for rel in user.status(untracked_files="all", ignored=False):
+def carry_changes(user: pygit2.Repository, workdir: Path, target: Path) -> list[str]:
+    """Copy the user's uncommitted state (edits, deletions, untracked non-ignored files) into `target`;
+    returns the paths carried."""
+    carried = sorted(user.status(untracked_files="all", ignored=False))
+    for rel in carried:
         src, dst = workdir / rel, target / rel
         if src.is_symlink() or src.is_file():
             dst.parent.mkdir(parents=True, exist_ok=True)
@@ -190,3 +192,4 @@ def carry_changes(user: pygit2.Repository, workdir: Path, target: Path) -> None:
             shutil.copy2(src, dst, follow_symlinks=False)
         elif not src.exists():
             dst.unlink(missing_ok=True)  # deleted in the user's checkout
+    return carried

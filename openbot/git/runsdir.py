@@ -55,6 +55,7 @@ class RunRepo:
     common_dir: Path  # the user's repository
     modules: tuple[Module, ...] = ()  # the submodules openbot checked out (recorded in the owner record)
     notes: tuple[str, ...] = ()  # what could not be set up, one line each (not recorded)
+    carried: tuple[str, ...] = ()  # the user's uncommitted paths `--with-changes` copied in (not recorded)
 
     @property
     def path(self) -> Path:

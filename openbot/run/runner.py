@@ -138,8 +138,8 @@ class Runner:
         plan = self.plan
         cache = paths.workspace_dir(plan.bot.name, plan.project.slug) / "cache"  # per repository
         # More than the agent has only for a checkout of the base commit the agent never touched.
-        trusted = plan.resume is None and self.parts.workspace.isolated
-        made = run_setup(plan.config.setup, ctx, cache, plan.config.setup_network, trusted)
+        untrusted = self.parts.workspace.holds_agents_work(plan.resume is not None)
+        made = run_setup(plan.config.setup, ctx, cache, plan.config.setup_network, untrusted)
         self.parts.workspace.env.update(made)  # ctx.env is this dict: this session and every later one
 
     def _sleep(self) -> None:

@@ -4,8 +4,9 @@ commands and logged like them (command events, full output under outputs/).
 
 - Trusted or not: the setup gets more than the agent (network, a cache later runs use) only when its
   checkout is the repository as the run started from, before the agent acted: a new run in its own
-  checkout. A resume's checkout holds the agent's commits and a `--no-worktree` checkout what earlier
-  runs left, so there the setup runs with the agent's own network rule and no shared cache
+  checkout. A resume's checkout holds the agent's commits, a `--no-worktree` checkout what earlier
+  runs left, a `--with-changes` checkout the uncommitted changes it carried (perhaps an earlier
+  `--no-worktree` agent's), so there the setup runs with the agent's own network rule and no shared cache
   (docs/SANDBOX.md, "Steps openbot runs itself").
 - Network: only when the config says so (`setup_network`, or the bot's own `network`).
 - A cache that survives runs, per repository: `…/workspaces/<project>/cache/` is writable to a trusted
@@ -96,12 +97,13 @@ class _Watch:
 
 
 def run_setup(
-    commands: list[str], ctx: ToolContext, cache_dir: Path, network: bool, trusted: bool
+    commands: list[str], ctx: ToolContext, cache_dir: Path, network: bool, untrusted: str
 ) -> dict[str, str]:
     """Run `commands` in order, stopping at the first failure (SetupFailed); returns the environment the
     agent's commands get on top of `ctx.env` (the virtualenv's PATH and VIRTUAL_ENV, if one was made).
-    Untrusted (a resume, `--no-worktree`): the agent's network rule and no cache, whatever the config."""
-    policy, watch = ctx.sandbox, _Watch(ctx.sink)
+    `untrusted` says why the checkout may hold an agent's work (a resume, `--no-worktree`, changes
+    `--with-changes` carried): then the agent's network rule and no cache, whatever the config."""
+    policy, watch, trusted = ctx.sandbox, _Watch(ctx.sink), not untrusted
     repaired: list[str] = []
     caches = cache_env(cache_dir, repaired) if trusted else {}
     if policy is not None and policy.confined and trusted:
@@ -111,7 +113,7 @@ def run_setup(
     for message in repaired:
         watch.emit(Notice(kind="setup_cache_repaired", message=message))
     shell = ShellTool(ctx.default_timeout_secs)
-    how = "" if trusted else " (the checkout holds the agent's work: no setup network, no cache)"
+    how = "" if trusted else f" ({untrusted}: no setup network, no cache)"
     watch.emit(
         Notice(
             kind="setup_started", message=f"setup: {len(commands)} command(s) before the first session{how}"
@@ -132,7 +134,7 @@ def run_setup(
                 f"setup command {number} of {len(commands)} {why}: {command}",
                 hint="its output is in the session's history (openbot history <bot> --session N); "
                 "fix `setup` in the bot's config, then resume the run"
-                + ("" if trusted else " (a resume's setup has no setup network and no cache)"),
+                + ("" if trusted else f" ({untrusted}: the setup has no setup network and no cache)"),
             )
     extra = venv_env(ctx.workdir, ctx.env)
     done = "setup done" + (f"; the agent's commands use {ctx.workdir / VENV}" if extra else "")

@@ -183,7 +183,7 @@ class Verifier:
             # The branch tip is the agent's work: its setup gets no setup network and no cache
             # (run/setup.py, docs/SANDBOX.md "Steps openbot runs itself").
             made = run_setup(plan.config.setup, dataclasses.replace(vctx, sink=sink), cache,
-                             plan.config.setup_network, trusted=False)  # fmt: skip
+                             plan.config.setup_network, "the branch is the agent's work")  # fmt: skip
         except OpenbotError as e:
             return sink.checks, f"the setup step failed in the clean checkout: {e.message}"
         vctx.env.update(made)

@@ -53,6 +53,16 @@ class Workspace:
     def isolated(self) -> bool:
         return self.wt is not None
 
+    def holds_agents_work(self, resumed: bool) -> str:
+        """Why the checkout may hold an agent's work (then the setup gets no more than the agent), or "":
+        a resume's commits, a `--no-worktree` checkout, or uncommitted changes `--with-changes` carried
+        (an earlier `--no-worktree` agent's edits are such changes)."""
+        if resumed or self.wt is None:
+            return "the checkout holds the agent's work"
+        if self.wt.carried:
+            return f"the checkout holds {len(self.wt.carried)} uncommitted change(s) --with-changes carried"
+        return ""
+
     def open(self) -> Opened:
         """Mark dead runs, sweep their run repositories, and make this run's checkout: where it works.
         What was created before a failure is still torn down by `close`."""

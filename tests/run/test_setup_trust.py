@@ -112,3 +112,40 @@ def test_a_damaged_cache_entry_is_a_notice_and_made_anew(repo: Path) -> None:
     assert pip.is_dir() and not pip.is_symlink()
     notices = [e for s in sessions("damaged") for e in events(s) if e["type"] == "notice"]
     assert any(n["kind"] == "setup_cache_repaired" and str(pip) in n["message"] for n in notices)
+
+
+def test_a_no_worktree_agents_edit_of_the_setup_is_not_trusted_when_carried_by_with_changes(
+    tmp_path: Path, listener: socket.socket
+) -> None:
+    """A `--no-worktree` agent edits the setup script and leaves it uncommitted; the user's next run
+    `--with-changes` carries it into a new checkout, whose setup must not get the network or the cache."""
+    repo = make_repo(tmp_path / "repo", {"tools/setup.sh": "echo the users setup\n"})
+    edit = {
+        "command": "create",
+        "path": "tools/setup.sh",
+        "file_text": agents_setup(listener.getsockname()[1]),
+    }
+    make_bot("inplace", [reply("", {"name": "edit", "input": edit}), reply("", complete())], SETUP)
+    first = run_cli("run", "inplace", "--no-worktree", "--json", cwd=repo)
+    assert first.returncode == 0, first.stderr
+    assert "PHONED" in (repo / "tools" / "setup.sh").read_text()  # left in the user's checkout
+
+    make_bot("carried", [reply("", complete())], SETUP)
+    out = run_cli("run", "carried", "--with-changes", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    [said] = setup_outputs("carried")
+    assert "PHONED" not in said and "CACHED" not in said, said
+    assert not connected(listener)
+    assert not list(paths.bot_home("carried").rglob("poison"))
+    assert "uncommitted change(s) --with-changes carried: no setup network, no cache" in out.stderr
+
+
+def test_a_with_changes_run_with_nothing_to_carry_keeps_the_setups_network(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    make_bot(
+        "clean", [reply("", complete())], "setup = ['echo \"cache=$PIP_CACHE_DIR\"']\nmax_iterations = 1"
+    )
+    out = run_cli("run", "clean", "--with-changes", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    [said] = setup_outputs("clean")
+    assert "cache=/" in said and "no setup network" not in out.stderr
