@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openbot.errors import GitError, UsageError
-from openbot.git.ffcheckout import WOULD_OVERWRITE, fast_forward
+from openbot.git.ffcheckout import LACKING_LFS, NEVER_DOWNLOAD, WOULD_OVERWRITE, fast_forward
 from openbot.git.gitcmd import first_line, open_repo, run_git
 from openbot.git.home import Homecoming
 from openbot.git.repo import RepoInfo
@@ -133,11 +133,21 @@ def _merge(
     if dirty:
         return ActionOutcome("merge", False, f"not merged: {repo.workdir} has uncommitted changes; {left}")
     why = fast_forward(repo.workdir, repo.common_dir, base_tip, tip)
+    if why.startswith(LACKING_LFS):
+        return ActionOutcome("merge", False, f"not merged: {why}; {without_download(left, branch)}")
     if why.startswith(WOULD_OVERWRITE):
         return ActionOutcome("merge", False, f"not merged: {why}; {left}; {beside(repo.workdir, branch)}")
     if why:
         return ActionOutcome("merge", False, f"not merged: {why}; {left}")
     return ActionOutcome("merge", True, f"{done} in {repo.workdir}")
+
+
+def without_download(left: str, branch: str) -> str:
+    """The review advice with a merge that cannot reach the server the bot's `.lfsconfig` names: git-lfs
+    skips the smudge (the files stay pointers) and has no URL but a path that does not exist."""
+    plain = f"merge with `git merge --no-overwrite-ignore {branch}`"
+    safe = f"merge without any download (its LFS files stay pointers) with `{NEVER_DOWNLOAD} {branch}`"
+    return left.replace(plain, safe)
 
 
 def beside(workdir: Path, branch: str) -> str:

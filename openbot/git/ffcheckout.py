@@ -6,6 +6,9 @@ writes them. So the merge (hooks off, gitcmd.py):
   the merge before anything is written (git-lfs would fetch it from the `lfs.url` the bot's `.lfsconfig`
   names: a `network = false` bot could send anything there, encoded in the oid), and git-lfs runs with
   `lfs.url` set on the command line, which beats `.lfsconfig` and every remote's `lfsurl`;
+- runs no filter or merge driver of the user's whose command names a file in the repository
+  (`filter.strip.smudge = ./tools/strip.sh`): the bot's commits could change that file, and the merge runs
+  beside the sandbox; such a merge is refused (repodrivers.py);
 - updates no submodule (`submodule.recurse=false`: the bot's `.gitmodules` names no place to go);
 - when git fails part-way (a filter that fails, a disk that fills), puts back what it wrote: each file the
   bot's commits change is restored from HEAD, and each one they add that was not there before is removed.
@@ -16,10 +19,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from openbot.git import lfs
+from openbot.git import lfs, repodrivers, userrepo
 from openbot.git.gitcmd import first_line, git_bytes, run_git
 
 WOULD_OVERWRITE = "the fast-forward would overwrite"
+LACKING_LFS = "the bot's commits point to LFS object"
+# The merge a user may run after LACKING_LFS: git-lfs honours GIT_LFS_SKIP_SMUDGE (no object is fetched,
+# the pointer is written) and a command-line `lfs.url` beats the bot's `.lfsconfig`
+# (tests/run/test_repo_drivers.py runs it against a listening server).
+NEVER_DOWNLOAD = f"GIT_LFS_SKIP_SMUDGE=1 git -c {lfs.NO_DOWNLOAD[1]} merge --no-overwrite-ignore"
 MERGE = ("merge", "--ff-only", "--no-overwrite-ignore", "--no-autostash", "--quiet", "--no-stat")
 
 
@@ -30,9 +38,12 @@ def fast_forward(workdir: Path, common_dir: Path, head: str, tip: str) -> str:
     if lacking:
         more = f" and {len(lacking) - 1} more" if len(lacking) > 1 else ""
         return (
-            f"the bot's commits point to LFS object {lacking[0][:12]}{more}, which your LFS store lacks "
+            f"{LACKING_LFS} {lacking[0][:12]}{more}, which your LFS store lacks "
             "(openbot never downloads: the bot's .lfsconfig could name any server)"
         )
+    drivers = repodrivers.repo_drivers(userrepo.config(workdir), repodrivers.top_names(common_dir, tip))
+    if drivers:
+        return repodrivers.said(drivers)
     changed = _changed(common_dir, head, tip)
     absent = [p for p in changed if not os.path.lexists(workdir / p)]
     made = {d for p in absent for d in Path(p).parents if d != Path(".") and not os.path.lexists(workdir / d)}

@@ -206,3 +206,33 @@ def _copy_verified(src: Path, root: Path, dest: Path, tmp_dir: Path, oid: str, s
         return True
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def clean_into(store: Path, path: Path) -> bytes:
+    """What git-lfs's clean filter makes of the file `path` (a regular file, read without following a
+    link), without running git-lfs: its pointer, the content stored in `store`. A file that already is a
+    pointer stays as it is, as with git-lfs. No `.lfsconfig` is read, so no extension applies."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    tmp_dir = store / "tmp"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_dir / f"openbot-{secrets.token_hex(6)}"
+    digest, size, head = hashlib.sha256(), 0, b""
+    try:
+        with os.fdopen(fd, "rb") as f, open(tmp, "xb") as out:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(f"{path} is not a regular file")
+            while chunk := f.read(1 << 20):
+                head += chunk[: POINTER_MAX + 1 - len(head)]
+                digest.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
+        if size <= POINTER_MAX and _parse_pointer(head) is not None:
+            return head
+        oid = digest.hexdigest()
+        dest = object_path(store, oid)
+        if not dest.is_file():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, dest)
+        return f"{_POINTER_HEAD.decode()}oid sha256:{oid}\nsize {size}\n".encode()
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openbot.errors import GitError, UsageError
-from openbot.git import lfs, submodules, userrepo
+from openbot.git import lfs, repodrivers, submodules, userrepo
 from openbot.git.carryover import SETUP_EXCLUDES, carried_config, config_basics, config_text, copy_hooks
 from openbot.git.gitcmd import open_repo, run_git
 from openbot.git.repo import RepoInfo
@@ -133,7 +133,10 @@ def _make(rr: RunRepo, user: userrepo.ConfigEntries, tip: str = "") -> None:
         rr.path.mkdir()
         (rr.path / ".git").write_text(f"gitdir: {rr.git_dir}\n", encoding="utf-8")
         git = (f"--git-dir={rr.git_dir}", f"--work-tree={rr.path}")
-        run_git(rr.path, *git, *lfs.checkout_options(rr.common_dir), "read-tree", "--reset", "-u", "HEAD")
+        # A resume checks out the agent's commit: the user's drivers that would run its files stay off.
+        off = repodrivers.checkout_off(rr.common_dir, commit) if commit != rr.base_commit else []
+        options = (*lfs.checkout_options(rr.common_dir), *off)
+        run_git(rr.path, *git, *options, "read-tree", "--reset", "-u", "HEAD")
         modules, notes = submodules.set_up(rr.common_dir, rr.git_dir, rr.path, commit, _module_git_dir)
         rr.modules, rr.notes = tuple(modules), tuple(notes)
     except BaseException:

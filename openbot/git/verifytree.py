@@ -14,7 +14,7 @@ import contextlib
 from pathlib import Path
 
 from openbot.errors import GitError
-from openbot.git import lfs, submodules, userrepo
+from openbot.git import lfs, repodrivers, submodules, userrepo
 from openbot.git.carrier import fetch, has_commit, make_carrier, read_tip
 from openbot.git.gitcmd import rmtree, run_git
 from openbot.git.runrepo import init_git_dir
@@ -44,7 +44,8 @@ def clean_checkout(rr: RunRepo, into: Path) -> tuple[str, Path, Path]:
     checkout.mkdir()
     (checkout / ".git").write_text(f"gitdir: {git_dir}\n", encoding="utf-8")
     git = (f"--git-dir={git_dir}", f"--work-tree={checkout}")
-    run_git(checkout, *git, *lfs.checkout_options(rr.common_dir), "read-tree", "--reset", "-u", "HEAD")
+    off = repodrivers.checkout_off(rr.common_dir, tip)  # never the agent's files beside the walls
+    run_git(checkout, *git, *lfs.checkout_options(rr.common_dir), *off, "read-tree", "--reset", "-u", "HEAD")
     submodules.set_up(rr.common_dir, git_dir, checkout, tip, _module_git_dir)
     return tip, checkout, git_dir
 

@@ -88,7 +88,8 @@ def commit_wip(
         index = repo.index
         index.read_tree(base.tree)  # keeps the stat data of entries whose content is unchanged
         skipped = left_out if left_out is not None else {}
-        _stage_everything(repo, index, checkout, filters or {}, _Budget(limits, skipped))
+        budget = _Budget(limits, skipped, _refused(filters or {}, checkout, base.tree))
+        _stage_everything(repo, index, checkout, filters or {}, budget)
         message += _said_left_out(skipped)
         for path, sha in (gitlinks or {}).items():
             index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=sha), pygit2.enums.FileMode.COMMIT))
@@ -157,10 +158,14 @@ def _stage_everything(
             continue
         if path.startswith(".venv/") and path not in index:
             continue  # the setup step's virtualenv (openbot.run.setup)
+        driver = repo.get_attr(path, "filter") if stat.S_ISREG(mode) and filters else None
+        if driver in budget.refused:
+            budget.left_out[path] = f"filter {driver} would run a file of the checkout outside the sandbox"
+            continue
         if not budget.takes(path, path in index, st.st_size if stat.S_ISREG(mode) else 0):
             continue
-        if stat.S_ISREG(mode) and filters and isinstance(repo.get_attr(path, "filter"), str):
-            _add_filtered(repo, index, workdir, path, mode, filters)
+        if isinstance(driver, str):
+            _add_filtered(repo, index, workdir, path, mode, filters, driver)
         elif stat.S_ISREG(mode) or stat.S_ISLNK(mode):  # a FIFO would block the read forever
             index.add(path)
 
@@ -168,8 +173,9 @@ def _stage_everything(
 class _Budget:
     """What the WIP commit takes, file by file, within its limits; what it leaves out, and why."""
 
-    def __init__(self, limits: WipLimits, left_out: dict[str, str]) -> None:
+    def __init__(self, limits: WipLimits, left_out: dict[str, str], refused: frozenset[str]) -> None:
         self.limits, self.left_out, self.total = limits, left_out, 0
+        self.refused = refused  # filter drivers that would run a file of the checkout (repodrivers.py)
 
     def takes(self, path: str, tracked: bool, size: int) -> bool:
         junk = "" if tracked else _junk(path)
@@ -213,12 +219,42 @@ def _changed(index: pygit2.Index, workdir: Path) -> list[str]:
     return [delta.new_file.path or delta.old_file.path for delta in diff.deltas]
 
 
+def _refused(filters: dict[str, str], checkout: Path, tree: pygit2.Tree) -> frozenset[str]:
+    """The filter drivers of `filters` whose command names a file of the checkout (or of its commit)."""
+    from openbot.git.repodrivers import repo_drivers
+
+    if not filters:
+        return frozenset()
+    try:
+        top = {entry.name for entry in tree if entry.name} | set(os.listdir(checkout))
+    except OSError:
+        top = {entry.name for entry in tree if entry.name}
+    found = repo_drivers(list(filters.items()), top)
+    return frozenset(name.partition(".")[2].rpartition(".")[0] for name in found)
+
+
 def _add_filtered(
-    repo: pygit2.Repository, index: pygit2.Index, workdir: Path, path: str, mode: int, filters: dict[str, str]
+    repo: pygit2.Repository,
+    index: pygit2.Index,
+    workdir: Path,
+    path: str,
+    mode: int,
+    filters: dict[str, str],
+    driver: str,
 ) -> None:
     """Stage `path` through the clean filter its attributes name, run by git itself with the user's
-    filter config (libgit2 runs no configured filter: the file would be committed as it is)."""
+    filter config (libgit2 runs no configured filter: the file would be committed as it is). git-lfs's
+    own is done here instead (lfs.clean_into): git-lfs would read the checkout's `.lfsconfig`, the
+    agent's, whose `lfs.extension.*` made the commit fail."""
     import pygit2
+
+    file_mode = pygit2.enums.FileMode.BLOB_EXECUTABLE if mode & 0o100 else pygit2.enums.FileMode.BLOB
+    if driver == "lfs" and any(k.lower().startswith("filter.lfs.") for k in filters):
+        from openbot.git.lfs import clean_into
+
+        pointer = clean_into(Path(filters["lfs.storage"]), workdir / path)
+        index.add(pygit2.IndexEntry(path, repo.create_blob(pointer), file_mode))
+        return
 
     options = [arg for name, value in filters.items() for arg in ("-c", f"{name}={value}")]
     # openbot's own git environment (no secrets), bounded: a filter blocked on a file the agent planted
@@ -229,5 +265,4 @@ def _add_filtered(
     if proc.returncode != 0:
         why = (proc.stderr.decode(errors="replace").strip().splitlines() or ["?"])[0]
         raise OSError(f"the clean filter of {path} failed: {why}")
-    file_mode = pygit2.enums.FileMode.BLOB_EXECUTABLE if mode & 0o100 else pygit2.enums.FileMode.BLOB
     index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=proc.stdout.decode().strip()), file_mode))
