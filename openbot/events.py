@@ -1,7 +1,6 @@
 """Events are data: one frozen dataclass per event type, one serializer, one writer, one reader.
 
-`events.jsonl` is a public format (docs/EVENTS.md): every record has `type`, `ts` (UTC) and `seq` (1, 2 …
-a file). Each record is redacted, then appended in one `os.write`; the reader tolerates a torn last line.
+`events.jsonl` (docs/EVENTS.md): `type`, `ts`, `seq`; redacted, one `os.write` a record; a torn tail is read.
 """
 
 from __future__ import annotations
@@ -146,6 +145,7 @@ class Error(Event):
 NoticeKind = Literal[  # docs/EVENTS.md says what each one's `data` holds and which log keeps it
     "context_compacted",
     "repeated_call",
+    "nothing_changed",
     "reply_truncated",
     "truncated_tool_call",
     "truncated_reply",

@@ -50,6 +50,8 @@ def _row(m: SessionMeta) -> str:
     checked = m.extra.get("verification")
     if isinstance(checked, dict) and isinstance(checked.get("passed"), bool):
         summary = f"[{'verified' if checked['passed'] else 'NOT verified'}] {summary}"
+    if m.extra.get("nothing_changed") is True:
+        summary = f"[nothing changed in the repository] {summary}"
     return (
         f"{m.session_number:>5}  {m.run_id or '-':<21}  {date:<16}  "
         f"{_duration(m.duration_secs):>7}  {_tokens(m.total_tokens):>7}  "

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from openbot.errors import OpenbotError, UsageError, debug_enabled, exit_code_of
 from openbot.views.escapes import visible
-from openbot.views.fields import money, verified_text
+from openbot.views.fields import money, status_text, verified_text
 
 if TYPE_CHECKING:
     from openbot.run.plan import RunPlan, RunRequest
@@ -182,7 +182,7 @@ def _execute(plan: RunPlan, output: str) -> NoReturn:
 def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
     r = result.record
     lines = [
-        f"openbot: run {r.run_id} {r.status}" + (f": {r.reason}" if r.reason else ""),
+        f"openbot: run {r.run_id} {status_text(result.to_json())}" + (f": {r.reason}" if r.reason else ""),
         f"  iterations {r.iterations} · commands {r.command_count} · tokens {sum(r.tokens.values()):,}"
         f" · cost {money(r.cost_usd, r.cost_known)}",
     ]

@@ -185,6 +185,11 @@ class BotConfig:
         3, "Failed verifications before the run ends `unverified` (exit 5).", allowed=Range(1, high=100)
     )
     merge_unverified: bool = _f(False, "Let `merge` apply to work that was not verified (shown everywhere).")
+    question_unchanged: bool = _f(
+        True,
+        "Question once a session_complete that left the repository unchanged (memory is not the repository);"
+        " off for scripted models, whose script cannot answer.",
+    )
     # The WIP commit of what the agent left uncommitted (openbot/git/wip.py): what it leaves out is said.
     wip_max_file_mb: float = _f(10, "A file larger than this (MB) is left out of the WIP commit.")
     wip_max_total_mb: float = _f(100, "The WIP commit takes at most this much (MB) of uncommitted files.")

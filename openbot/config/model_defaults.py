@@ -1,5 +1,7 @@
 """Defaults that depend on the model: what a small model gets where its config.md sets nothing.
 
+A scripted model (docs/SCRIPTED.md) is not questioned when it completes with nothing changed.
+
 The rule: a model on a Chat Completions server (`openai-compatible:`, `ollama:`, `vllm:`, `lmstudio:`,
 `llamacpp:`; docs/MODELS.md) is taken as small — the local and self-hosted models openbot is pointed
 at, whose tool use is the least reliable. Claude and OpenAI's own models keep the plain defaults. A key
@@ -22,6 +24,13 @@ def is_small(model: str) -> bool:
     return parse_model(model).backend == "chat"
 
 
+# A script replays what it was written to say: a question it was not written for would only run it out.
+SCRIPTED = {"question_unchanged": False}
+
+
 def model_defaults(values: Mapping[str, object]) -> dict[str, object]:
     """The keys the model sets by default, for a config of these `values` (a valid model name)."""
-    return dict(SMALL_MODEL) if is_small(str(values.get("model", DEFAULT_MODEL))) else {}
+    model = str(values.get("model", DEFAULT_MODEL))
+    if parse_model(model).backend == "scripted":
+        return dict(SCRIPTED)
+    return dict(SMALL_MODEL) if is_small(model) else {}

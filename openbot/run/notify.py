@@ -29,7 +29,7 @@ from openbot.config import envrefs
 from openbot.config.notify import NotifyTarget
 from openbot.events import EventLog, EventSink, Notice, TeeSink
 from openbot.run.notify_command import CommandSource, Refused, argv_for, command_env
-from openbot.views.fields import money, verified_text
+from openbot.views.fields import money, status_text, verified_text
 
 if TYPE_CHECKING:
     from openbot.run.plan import RunPlan
@@ -66,7 +66,7 @@ def payload(summary: dict[str, object], repo: str) -> dict[str, object]:
 
 def slack_text(p: dict[str, Any]) -> str:
     status = p.get("status", "")
-    head = f"{ICONS.get(status, '')} openbot: *{p.get('bot', '')}* {status}".strip()
+    head = f"{ICONS.get(status, '')} openbot: *{p.get('bot', '')}* {status_text(p)}".strip()
     if p.get("reason"):
         head += f" ({p['reason']})"
     lines = [head]

@@ -51,6 +51,7 @@ class Recorder:
         """This process runs the run now (a resumed record starts over as `running`)."""
         rec = self.record
         rec.status, rec.exit_code, rec.reason, rec.pid = "running", None, "", os.getpid()
+        rec.nothing_changed = False  # said of this invocation's completion, if it completes
 
     def opened(self, where: Opened) -> None:
         """Saved at once: run.json names the checkout before anything runs in it."""
@@ -104,6 +105,10 @@ class Recorder:
         rec = self.record
         rec.verified, rec.verified_sha, rec.verification = passed, sha, summary
         rec.save()
+
+    def unchanged(self, nothing_changed: bool) -> None:
+        """At session_complete: whether the run's repository is as the run found it (run/unchanged.py)."""
+        self.record.nothing_changed = nothing_changed
 
     def explained(self, action: str, message: str) -> None:
         """Why the action is not what the bot asked (an unverified merge): said after it was applied."""

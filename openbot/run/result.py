@@ -33,6 +33,7 @@ class RunResult:
             "exit_code": self.exit_code,
             "iterations": r.iterations,
             "summary": r.summary,
+            "nothing_changed": r.nothing_changed,  # completed with the repository as it found it
             "verified": r.verified,  # true: openbot's check passed; false: it failed; null: nothing checked
             "verified_sha": r.verified_sha,
             "verification": r.verification,

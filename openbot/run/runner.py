@@ -79,6 +79,11 @@ class Runner:
         self.parts.verifier = self.verifier = Verifier(
             plan, self.recorder, self.parts.workspace, self.parts.tools
         )
+        from openbot.run.unchanged import Unchanged
+
+        self.parts.unchanged = Unchanged(
+            self.parts.workspace, self.recorder, self.verifier.uncommitted, config.question_unchanged
+        )
         self.completion: Completion | None = None
         self.asked: Completion | None = None  # what the bot asked, before `merge` was gated on verification
         self.last_meta: SessionMeta | None = None

@@ -48,6 +48,7 @@ from openbot.state.runstate import RunRecord
 from openbot.stops import Cancel, Completed, Completion, Status, Stop, Unverified
 
 if TYPE_CHECKING:
+    from openbot.run.unchanged import Unchanged
     from openbot.run.verify import Verifier
 
 
@@ -71,6 +72,7 @@ class RunParts:
     base_tokens: dict[str, int]  # what earlier invocations of a resumed run spent
     base_cost: float
     verifier: Verifier | None = None  # openbot's check at session_complete (run/verify.py)
+    unchanged: Unchanged | None = None  # a completion with nothing changed is questioned once
 
     @property
     def record(self) -> RunRecord:
@@ -204,7 +206,8 @@ class Session:
             try:
                 return turn.run()
             except Completed as done:
-                told = self._verify(done)
+                unchanged = self.parts.unchanged
+                told = (unchanged and unchanged.question(done.completion, self.sink)) or self._verify(done)
                 if told is None:
                     raise
                 self.parts.conversation.add_user_text(told)
@@ -252,6 +255,8 @@ class Session:
             summary = session_summary(self.status, self.reason, p.history.events(meta.session_id))
         meta.response_summary = p.redactor.redact(summary.strip())[:500]
         meta.action = self.completion.action if self.completion else ""
+        if self.completion is not None and p.record.nothing_changed:
+            meta.extra["nothing_changed"] = True
         meta.extra["budget"] = p.budget.status()
         sandbox = p.workspace.sandbox
         assert sandbox is not None

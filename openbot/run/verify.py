@@ -101,7 +101,7 @@ class Verifier:
         return self.workspace.wt
 
     def _run(self, ctx: ToolContext) -> Outcome:
-        uncommitted = self._uncommitted()
+        uncommitted = self.uncommitted()
         stopped = self._stop_agent()
         into = Path(tempfile.mkdtemp(prefix="openbot-verify-"))
         try:
@@ -189,7 +189,7 @@ class Verifier:
         vctx.env.update(made)
         return sink.checks, ""
 
-    def _uncommitted(self) -> tuple[str, ...]:
+    def uncommitted(self) -> tuple[str, ...]:
         """What `git status` lists in the agent's checkout, run confined like the agent's own commands
         (its output only informs the agent; nothing is decided on it)."""
         ws = self.workspace

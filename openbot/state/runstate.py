@@ -75,6 +75,7 @@ class RunRecord:
     verified_sha: str = ""  # the commit the last passing verification checked out
     verification: dict[str, object] = field(default_factory=dict)  # the last verification, as its event says
     merge_unverified: bool = False  # the bot lets `merge` apply to unverified work
+    nothing_changed: bool = False  # it completed with the repository as it found it (run/unchanged.py)
     repo_root: str = ""  # the user's checkout the run started from ("" outside a repository): the digest
 
     @property

@@ -92,3 +92,11 @@ def verified_text(r: Mapping[str, object]) -> str:
     if r.get("verified") is False:
         return f"NOT verified: {reason}{loose}"
     return f"not verified: nothing checked the work{loose}" if loose else ""
+
+
+def status_text(r: Mapping[str, object]) -> str:
+    """The status as said where a run ends: `completed: nothing changed in the repository` for a completion
+    that left the repository as it found it (run/unchanged.py)."""
+    status = str(r.get("status") or "")
+    unchanged = status == "completed" and r.get("nothing_changed") is True
+    return f"{status}: nothing changed in the repository" if unchanged else status
