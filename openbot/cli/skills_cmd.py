@@ -8,6 +8,7 @@ file that does not load is listed as `invalid: <reason>` (runs skip it) and can 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -126,12 +127,43 @@ def install(
     ),
     bot: str | None = typer.Option(None, "--bot", "-b", help="Install for this bot only."),
     force: bool = typer.Option(False, "--force", help="Replace installed skills of the same name."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Install a downloaded skill without asking."),
 ) -> None:
-    """Copy skills into the global or a bot's skills directory."""
+    """Copy skills into the global or a bot's skills directory.
+
+    A skill from a git URL or the registry is pinned to the commit fetched and its text is shown; it is
+    installed with --yes or a yes at the prompt (a terminal is needed to ask)."""
     from openbot.config.skill_install import install_skill
 
-    for s in install_skill(source, _dest(global_, bot), force=force):
-        typer.echo(f"installed {s.name}: {s.path}")
+    dest = _dest(global_, bot)
+    for s in install_skill(source, dest, force=force, approve=lambda r, found: _approve(r, found, yes)):
+        typer.echo(visible(f"installed {s.name}: {s.path}"))
+
+
+def _approve(remote: Any, found: list[Any], yes: bool) -> None:
+    """Show what came over the network, pinned; go on only with --yes or the user's yes."""
+    import sys
+
+    typer.echo(visible(f"{remote.source}: {len(found)} skill(s) from {remote.url} at commit {remote.commit}"))
+    for s in found:
+        extra = [
+            os.path.relpath(os.path.join(top, f), s.root)
+            for top, _, files in os.walk(s.root)  # no link followed
+            for f in sorted(files)
+            if os.path.join(top, f) != str(s.path)
+        ]
+        typer.echo(
+            visible(f"\n── {s.name}: {s.description}" + (f" (also: {', '.join(extra)})" if extra else ""))
+        )
+        typer.echo(visible(s.body))
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError(
+            f"{remote.source} was downloaded, not installed: its text is above",
+            hint="pass --yes to install it",
+        )
+    typer.confirm("install it?", abort=True)
 
 
 @skills_app.command()

@@ -6,6 +6,10 @@ or `tool -> ~/.config`. Nothing here writes through a link: the destination dire
 directory (opened O_NOFOLLOW, then used only through that fd), a name taken by anything is a clash that
 needs --force (which removes the link, never its target), and each skill is built under a fresh temp
 name (O_EXCL, O_NOFOLLOW) and renamed into place.
+
+What comes over the network (a git URL, a registry id) is pinned to the commit fetched, installed only
+once `approve` (the CLI: the text shown, `--yes` or a yes at the prompt) let it, and its commit recorded
+in the destination's `.pins.json`. A path that does not exist is an error, never a registry id.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ import shutil
 import stat
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from openbot import paths
 from openbot.config import skill_registry
+from openbot.config.skill_registry import Remote
 from openbot.config.skills import SKILL_FILE, Skill, discover, load_skill, scan
 from openbot.errors import GitError, NotFoundError, OpenbotError, UsageError
 from openbot.files import read_capped
@@ -78,40 +84,77 @@ def _skills_in(root: Path, name_hint: str) -> list[Skill]:
     return discover(root, "install") or discover(root / "skills", "install", root)
 
 
-def _find(source: str, tmp: Path) -> tuple[list[Skill], Path]:
-    """The skills at `source` and the directory their files must stay inside (links out are refused)."""
+def _looks_local(source: str) -> bool:
+    """A path rather than a URL or a registry id (owner/repo/skill): an id's shape whose first part is a
+    local directory means a path under it."""
+    if _is_git_url(source):
+        return False
+    shaped = skill_registry.SKILL_ID_RE.match(source) is not None
+    if shaped and os.path.lexists(source.split("/", 1)[0]):
+        return True
+    return source.startswith((".", "/", "~")) or source.endswith(".md") or ("/" in source and not shaped)
+
+
+Found = tuple[list[Skill], Path, Remote | None]
+
+
+def _find(source: str, tmp: Path) -> Found:
+    """The skills at `source`, the directory their files must stay inside (links out are refused), and
+    where they came from when that was over the network."""
     local = Path(source).expanduser()
     if local.is_file():
         if local.suffix != ".md":
             raise UsageError(f"{local}: a skill file must end in .md")
         local = local.resolve()  # the file the user named, wherever a link of theirs points
-        return [load_skill(local, "install")], local.parent
+        return [load_skill(local, "install")], local.parent, None
     if local.is_dir() and not _is_bare_repo(local):
-        return _skills_in(local, local.resolve().name), local
+        return _skills_in(local, local.resolve().name), local, None
     if _is_git_url(source) or _is_bare_repo(local):
         url = source if _is_git_url(source) else str(local.resolve())
         clone = _clone(url, tmp)
-        return _skills_in(clone, url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")), clone
+        remote = Remote(source, url, _head(clone)) if _is_git_url(source) else None
+        return _skills_in(clone, url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")), clone, remote
+    if _looks_local(source):
+        raise NotFoundError(f"{source}: no such file or directory (nothing was downloaded)")
     if (ident := skill_registry.registry_id(source)) is not None:
-        folder = skill_registry.fetch(*ident, tmp)
-        return _skills_in(folder, folder.name), folder
+        folder, remote = skill_registry.fetch(*ident, tmp)
+        return _skills_in(folder, folder.name), folder, remote
     raise NotFoundError(
         f"no skill file, folder, git URL or registry id (owner/repo/skill) at {source!r}",
         hint="`openbot skills search <words>` finds registry ids",
     )
 
 
-def install_skill(source: str, dest_dir: Path, force: bool = False) -> list[Skill]:
-    """Copy the skills at `source` (a .md file, a folder, or a git URL) into `dest_dir`; return them there."""
+def _head(clone: Path) -> str:
+    from openbot.git.gitcmd import open_repo
+
+    return str(open_repo(clone).head.target)
+
+
+Approve = Callable[[Remote, list[Skill]], None]
+
+
+def install_skill(
+    source: str, dest_dir: Path, force: bool = False, approve: Approve | None = None
+) -> list[Skill]:
+    """Copy the skills at `source` (a .md file, a folder, a git URL or a registry id) into `dest_dir`;
+    return them there. What came over the network is installed only if `approve` returns (it raises to
+    refuse); without `approve` it is refused."""
     with tempfile.TemporaryDirectory(prefix="openbot-skill-") as tmp:
-        found, src_root = _find(source, Path(tmp))
+        found, src_root, remote = _find(source, Path(tmp))
         if not found:
             raise UsageError(
                 f"no skills found in {source}", hint="expected *.md files or <name>/SKILL.md folders"
             )
+        if remote is not None:
+            if approve is None:
+                raise UsageError(f"{source} comes from {remote.url}: installing it needs approval")
+            approve(remote, found)
         dest = _open_dest(dest_dir)
         try:
             _install_into(dest, dest_dir, found, src_root, force)
+            if remote is not None:
+                skill_registry.record_pins(dest, [s.name for s in found], remote)
         finally:
             os.close(dest)
     installed = {s.name: s for s in discover(dest_dir, "installed")}

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from openbot import paths
-from tests.helpers import make_repo
+from tests.helpers import git, make_repo, run_cli
 
 
 def write(path: Path, text: str) -> Path:
@@ -120,7 +123,7 @@ def test_install_global_and_remove(cli, tmp_path: Path) -> None:
 def test_install_for_bot_from_git_url(cli, tmp_path: Path) -> None:
     cli("bots", "create", "fixer", cwd=tmp_path)
     src = make_repo(tmp_path / "skills-src", {"review/SKILL.md": skill_md("review")})
-    r = cli("skills", "install", f"file://{src}", "--bot", "fixer")
+    r = cli("skills", "install", f"file://{src}", "--bot", "fixer", "--yes")
     assert r.exit_code == 0, r.output
     assert (paths.bot_skills_dir("fixer") / "review" / "SKILL.md").is_file()
     assert listed(cli, "fixer", cwd=tmp_path) == [("review", "bot")]
@@ -158,3 +161,85 @@ def test_a_run_survives_a_broken_skill_the_bot_wrote(repo: Path) -> None:
     write(paths.bot_skills_dir("sb") / "learned.md", "---\ndescription: use it: always\n---\nBody.\n")
     out = run_cli("run", "sb", cwd=repo)
     assert out.returncode == 0, out.stderr
+
+
+SHA = "89abcdef0123456789abcdef0123456789abcdef"
+
+
+class _GitHub(BaseHTTPRequestHandler):
+    """A loopback stand-in for GitHub: its API names the commit HEAD is at, raw content serves the
+    skill at that commit only."""
+
+    seen: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.seen.append(self.path)
+        if self.path == "/repos/acme/tools/commits/HEAD":
+            self._send(200, json.dumps({"sha": SHA}).encode())
+        elif self.path == f"/acme/tools/{SHA}/skills/review/SKILL.md":
+            self._send(200, skill_md("review", "Read every diff twice.").encode())
+        else:
+            self._send(404, b"404: Not Found")
+
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def github() -> Iterator[dict[str, str]]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _GitHub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    _GitHub.seen = []
+    try:
+        yield {"OPENBOT_SKILLS_REGISTRY": base, "OPENBOT_SKILLS_RAW": base, "OPENBOT_SKILLS_API": base}
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_local_path_that_does_not_exist_is_exit_2_and_never_downloaded(
+    tmp_path: Path, github: dict[str, str]
+) -> None:
+    (tmp_path / "acme").mkdir()  # a local folder: `acme/tools/review` means a path under it
+    for source in ("./acme/tools/review", "acme/tools/review", "/nowhere/a/b", "~/nowhere/x", "x/y", "r.md"):
+        out = run_cli("skills", "install", source, "--global", "--yes", cwd=tmp_path, env=github)
+        assert out.returncode == 2, (source, out.stdout, out.stderr)
+        assert f"{source}: no such file or directory (nothing was downloaded)" in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert _GitHub.seen == [] and not paths.global_skills_dir().exists()
+
+
+def test_a_registry_skill_is_pinned_shown_and_installed_only_with_yes(
+    tmp_path: Path, github: dict[str, str]
+) -> None:
+    out = run_cli("skills", "install", "acme/tools/review", "--global", cwd=tmp_path, env=github)
+    assert out.returncode == 2 and "pass --yes to install it" in out.stderr, out.stderr
+    assert "Read every diff twice." in out.stdout and f"at commit {SHA}" in out.stdout
+    assert not paths.global_skills_dir().exists()
+
+    out = run_cli("skills", "install", "acme/tools/review", "--global", "--yes", cwd=tmp_path, env=github)
+    assert out.returncode == 0, out.stderr
+    assert (paths.global_skills_dir() / "review" / "SKILL.md").read_text() == skill_md(
+        "review", "Read every diff twice."
+    )
+    pins = json.loads((paths.global_skills_dir() / ".pins.json").read_text())
+    assert pins["review"]["commit"] == SHA and pins["review"]["source"] == "acme/tools/review"
+    assert all("/main/" not in p for p in _GitHub.seen)  # fetched at the commit, never a moving branch
+
+
+def test_a_skill_from_a_git_url_is_pinned_and_needs_yes(tmp_path: Path) -> None:
+    src = make_repo(tmp_path / "skills-repo", {"skills/deploy/SKILL.md": skill_md("deploy", "Ship it.")})
+    head = git(src, "rev-parse", "HEAD")
+    out = run_cli("skills", "install", f"file://{src}", "--global", cwd=tmp_path)
+    assert out.returncode == 2 and "pass --yes" in out.stderr and "Ship it." in out.stdout
+    assert f"at commit {head}" in out.stdout and not paths.global_skills_dir().exists()
+    out = run_cli("skills", "install", f"file://{src}", "--global", "-y", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads((paths.global_skills_dir() / ".pins.json").read_text())["deploy"]["commit"] == head

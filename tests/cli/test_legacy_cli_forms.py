@@ -16,10 +16,12 @@ from openbot import paths
 from tests.helpers import complete, git, make_bot, reply, run_cli, shell
 
 SKILL = "---\nname: brainstorming\ndescription: Think before you code\n---\nList three options first.\n"
+SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
 class _Registry(BaseHTTPRequestHandler):
-    """skills.sh's search API and GitHub's raw content, as the Rust openbot called them."""
+    """skills.sh's search API, GitHub's API for the commit a skill is pinned to, and GitHub's raw
+    content at that commit."""
 
     seen: list[str] = []
 
@@ -29,7 +31,9 @@ class _Registry(BaseHTTPRequestHandler):
             hits = [{"id": "obra/superpowers/brainstorming", "skillId": "brainstorming", "name": "b",
                      "installs": 1234, "source": "obra/superpowers"}]  # fmt: skip
             self._send(200, json.dumps({"skills": hits, "count": 1}).encode())
-        elif self.path == "/obra/superpowers/main/skills/brainstorming/SKILL.md":
+        elif self.path == "/repos/obra/superpowers/commits/HEAD":
+            self._send(200, json.dumps({"sha": SHA}).encode())
+        elif self.path == f"/obra/superpowers/{SHA}/skills/brainstorming/SKILL.md":
             self._send(200, SKILL.encode())
         else:
             self._send(404, b"404: Not Found")
@@ -51,7 +55,7 @@ def registry() -> Iterator[dict[str, str]]:
     base = f"http://127.0.0.1:{server.server_address[1]}"
     _Registry.seen = []
     try:
-        yield {"OPENBOT_SKILLS_REGISTRY": base, "OPENBOT_SKILLS_RAW": base}
+        yield {"OPENBOT_SKILLS_REGISTRY": base, "OPENBOT_SKILLS_RAW": base, "OPENBOT_SKILLS_API": base}
     finally:
         server.shutdown()
         server.server_close()
@@ -67,7 +71,7 @@ def test_skills_search_and_install_by_registry_id_with_short_flags(
     assert any(p.startswith("/api/search?q=brain&limit=5") for p in _Registry.seen)
 
     out = run_cli(
-        "skills", "install", "obra/superpowers/brainstorming", "-b", "fixer", cwd=repo, env=registry
+        "skills", "install", "obra/superpowers/brainstorming", "-b", "fixer", "-y", cwd=repo, env=registry
     )
     assert out.returncode == 0, out.stderr
     installed = paths.bot_skills_dir("fixer") / "brainstorming" / "SKILL.md"
@@ -75,7 +79,7 @@ def test_skills_search_and_install_by_registry_id_with_short_flags(
     listed = run_cli("skills", "list", "fixer", "--json", cwd=repo)
     assert "brainstorming" in [s["name"] for s in json.loads(listed.stdout)]
 
-    out = run_cli("skills", "install", "obra/superpowers/brainstorming", "-g", cwd=repo, env=registry)
+    out = run_cli("skills", "install", "obra/superpowers/brainstorming", "-g", "-y", cwd=repo, env=registry)
     assert out.returncode == 0, out.stderr
     assert (paths.global_skills_dir() / "brainstorming" / "SKILL.md").is_file()
     gone = run_cli("skills", "remove", "brainstorming", "-g", cwd=repo)

@@ -202,7 +202,7 @@ def test_install_from_git_url(tmp_path: Path) -> None:
         },
     )
     dest = tmp_path / "dest"
-    found = skill_install.install_skill(f"file://{src}", dest)
+    found = skill_install.install_skill(f"file://{src}", dest, approve=lambda remote, skills: None)
     assert [s.name for s in found] == ["deploy", "review"]
     assert (dest / "review" / "SKILL.md").is_file() and not (dest / "review" / ".git").exists()
     assert not (dest / "README.md").exists()
