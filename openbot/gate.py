@@ -17,66 +17,19 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from enum import Enum
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any, TextIO
 
-from openbot.envpolicy import NEVER, is_secret_name
-
-
-class From(Enum):
-    """Where a step's code or configuration comes from."""
-
-    OPENBOT = "openbot"  # openbot's own code and the programs it names (git, bwrap, its interpreter)
-    USER = "user"  # what the user controls: $OPENBOT_HOME, the user's git config, their checkout's HEAD
-    BASE = "base"  # the run's base commit (the user's committed tree the run started from)
-    AGENT = "agent"  # the agent's tree, the run repository, anything the agent wrote
-
-
-class Walls(Enum):
-    SANDBOX = "sandbox"  # inside the agent's walls: an argv made by SandboxPolicy.wrap
-    BESIDE = "beside"  # openbot's own process space: no sandbox
-
-
-class Net(Enum):
-    NONE = "none"
-    LISTED = "listed"  # only the hosts the bot's (and home) config lists, through openbot's proxy
-    BOT = "bot"  # whatever the bot's config grants (network = true/false/list) — the agent's own network
-    OPEN = "open"  # the machine's network (openbot's own steps: a forge, a registry the user named)
-
-
-class Secrets(Enum):
-    NONE = "none"  # no secret-looking variable at all
-    NAMED = "named"  # only those the user's own config names for this step (an MCP server's env = [...])
-    MODEL = "model"  # openbot's own child that calls the model (`openbot run` under eval or fleet)
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str
-    what: str
-    code_from: tuple[From, ...]
-    walls: Walls
-    net: Net = Net.NONE
-    secrets: Secrets = Secrets.NONE
-    cwd: str = ""
-    test: str = ""  # the test that proves the step keeps to this line
-
-    def __post_init__(self) -> None:
-        if From.AGENT in self.code_from and (
-            self.walls is not Walls.SANDBOX or self.net is Net.OPEN or self.secrets is not Secrets.NONE
-        ):
-            raise AssertionError(f"gate step {self.name}: code from the agent's tree runs inside the walls")
-
-
-class Confined(list[str]):
-    """An argv the sandbox made (`SandboxPolicy.wrap`): only these may run a sandboxed step. Under
-    `danger-full-access` — the user's explicit choice — it is the command itself, still marked."""
-
-
-class GateError(Exception):
-    """A process was asked to start against its step's line: a bug in openbot, never the agent's doing."""
-
+# The vocabulary lives in gateterms.py; callers name it through the gate (gate.From, gate.Confined, …).
+from openbot.gateterms import Confined as Confined
+from openbot.gateterms import From as From
+from openbot.gateterms import GateError as GateError
+from openbot.gateterms import Net as Net
+from openbot.gateterms import Secrets as Secrets
+from openbot.gateterms import Step as Step
+from openbot.gateterms import Walls as Walls
+from openbot.gateterms import clean_env as clean_env
 
 _STEPS: dict[str, Step] = {}
 
@@ -101,21 +54,6 @@ def step(
 
 def steps() -> list[Step]:
     return sorted(_STEPS.values(), key=lambda s: s.name)
-
-
-def clean_env(step_: Step, env: Mapping[str, str] | None, named: Sequence[str] = ()) -> dict[str, str]:
-    """The environment a step's process gets: `env` (default: openbot's own, less every secret-looking name
-    but those the user's config names for it, `named`), always less the model keys — except for openbot's
-    own `openbot run` child (`Secrets.MODEL`)."""
-    if named and step_.secrets is not Secrets.NAMED:
-        raise GateError(f"gate: step {step_.name} gets no secrets, yet {len(named)} were named")
-    model = step_.secrets is Secrets.MODEL
-    source = os.environ if env is None else env
-    return {
-        k: v
-        for k, v in source.items()
-        if (model or k not in NEVER) and (env is not None or model or k in named or not is_secret_name(k))
-    }
 
 
 def _checked(step_: Step, argv: Sequence[str]) -> list[str]:
@@ -163,6 +101,24 @@ def exec_(step_: Step, argv: Sequence[str], env: Mapping[str, str] | None = None
     os.execvpe(args[0], args, clean_env(step_, env))
 
 
+def stdio_server(
+    step_: Step,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | None,
+    errlog: TextIO,
+    named: Sequence[str] = (),
+) -> AbstractAsyncContextManager[Any]:
+    """The mcp SDK's `stdio_client` for `step_`: the SDK starts the server itself (anyio), so here, where
+    every other process starts, its argv is checked and its environment made before the SDK gets them."""
+    from mcp import StdioServerParameters, stdio_client
+
+    args = _checked(step_, argv)
+    params = StdioServerParameters(command=args[0], args=args[1:], env=clean_env(step_, env, named), cwd=cwd)
+    return stdio_client(params, errlog=errlog)
+
+
 # What callers need of subprocess without importing it (the architecture test allows no other import).
 TimeoutExpired = subprocess.TimeoutExpired
 PIPE, DEVNULL, STDOUT = subprocess.PIPE, subprocess.DEVNULL, subprocess.STDOUT
@@ -190,7 +146,7 @@ AGENT_COMMAND = step(
     (From.AGENT,),
     Walls.SANDBOX,
     Net.BOT,
-    test="tests/sandbox/",
+    test="tests/sandbox/test_sandbox.py",
 )
 SETUP = step(
     "run.setup",
@@ -198,7 +154,7 @@ SETUP = step(
     (From.USER, From.BASE),
     Walls.SANDBOX,
     Net.BOT,
-    test="tests/run/test_setup.py",
+    test="tests/run/test_setup_step.py",
 )
 VERIFY_CHECK = step(
     "verify.check",
@@ -229,4 +185,102 @@ GIT = step(
     (From.OPENBOT, From.USER),
     Walls.BESIDE,
     test="tests/run/test_repo_attacks.py",
+)
+# TODO(issue 32, the verify helper: VF): verification's clean checkout and the merge run the user's filters,
+# one named by a repository path included, on the agent's tree: this line is the target.
+GIT_READ = step(
+    "git.read",
+    "reads of a checkout's config and status with the user's own git: commit identity (the run's and"
+    " verification's checkouts), uncommitted changes, `core.hooksPath` (what the sandbox keeps read-only)",
+    (From.OPENBOT, From.USER),
+    Walls.BESIDE,
+    test="tests/run/test_no_worktree_config.py",
+)
+SETUP_ON_AGENT_WORK = step(
+    "run.setup.agent_work",
+    "the bot's `setup` commands where the checkout holds the agent's work (a resume, `--no-worktree`,"
+    " verification's clean checkout): the agent's network rule, no cache",
+    (From.USER, From.AGENT),
+    Walls.SANDBOX,
+    Net.BOT,
+    test="tests/run/test_setup_trust.py",
+)
+VERIFY_STATUS = step(
+    "verify.status",
+    "`git status` in the agent's checkout after a failed check, for its next prompt (its waiting sandbox"
+    " or a new one)",
+    (From.AGENT,),
+    Walls.SANDBOX,
+    Net.BOT,
+    test="tests/run/test_verify.py",
+)
+TRASH_RM = step(
+    "trash.rm",
+    "a detached `rm -rf` of what a run leaves (run repository, temp dir): `chmod` only when rm fails, no link"
+    " followed",
+    (From.OPENBOT,),
+    Walls.BESIDE,
+    test="tests/run/test_unconfined_git.py",
+)
+SANDBOX_PROBE = step(
+    "sandbox.probe",
+    "`bwrap … true`: can this machine make the sandbox's namespaces",
+    (From.OPENBOT,),
+    Walls.BESIDE,
+    test="tests/sandbox/test_bwrap_missing.py",
+)
+DOCTOR_GIT = step(
+    "doctor.git",
+    "`git --version` for `openbot doctor`",
+    (From.OPENBOT,),
+    Walls.BESIDE,
+    test="tests/cli/test_cli_doctor.py",
+)
+SKILL_CLONE = step(
+    "skills.clone",
+    "`git clone` of a skill repository the user named to `openbot skills install`",
+    (From.USER,),
+    Walls.BESIDE,
+    Net.OPEN,
+    Secrets.USER,
+    test="tests/cli/test_cli_skills.py",
+)
+NOTIFY_COMMAND = step(
+    "notify.command",
+    "a notify command from the user's config (or the run's base commit), in a private directory, with"
+    " the variables its `env` names",
+    (From.USER, From.BASE),
+    Walls.BESIDE,
+    Net.OPEN,
+    Secrets.NAMED,
+    test="tests/run/test_notify_source.py",
+)
+FLEET_RUN = step(
+    "fleet.run",
+    "`openbot run <bot> --json` for one repository of fleet.toml",
+    (From.OPENBOT, From.USER),
+    Walls.BESIDE,
+    Net.OPEN,
+    Secrets.MODEL,
+    test="tests/cli/test_cli_fleet.py",
+)
+EVAL_RECIPE = step(
+    "eval.recipe",
+    "an eval suite's recipe commands, making a task's repository before its run",
+    (From.USER,),
+    Walls.BESIDE,
+    Net.OPEN,
+    test="tests/cli/test_cli_eval.py",
+)
+# TODO(issue 32, row M2): the editable-install PYTHONPATH into the agent's checkout still reaches a stdio
+# server; until it does not, its code can come from the agent's tree, which this line does not allow.
+MCP_SERVER = step(
+    "mcp.server",
+    "a stdio MCP server from the bot's config, with the variables its `env` names (the mcp SDK starts it"
+    " from the gate's argv: `stdio_server`)",
+    (From.USER,),
+    Walls.SANDBOX,
+    Net.BOT,
+    Secrets.NAMED,
+    test="tests/run/test_mcp_planted.py",
 )

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import typer
 
+from openbot import gate
 from openbot.cli.doctor_check import Check
 from openbot.cli.typer_app import app
 
@@ -42,8 +42,8 @@ def check_git() -> Check:
     if exe is None:
         return Check("FAIL", "git", "not found on PATH (install git)")
     try:
-        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        out = gate.run(gate.DOCTOR_GIT, [exe, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, gate.TimeoutExpired) as e:
         return Check("FAIL", "git", f"{exe} does not run: {e}")
     if out.returncode != 0:
         return Check("FAIL", "git", f"{exe} --version failed: {out.stderr.strip()}")

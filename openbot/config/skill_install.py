@@ -20,12 +20,11 @@ import re
 import secrets
 import shutil
 import stat
-import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from openbot import paths
+from openbot import gate, paths
 from openbot.config import skill_registry
 from openbot.config.skill_registry import Remote
 from openbot.config.skills import SKILL_FILE, Skill, discover, load_skill, scan
@@ -50,7 +49,8 @@ def _clone(url: str, into: Path) -> Path:
     target = into / "src"
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never wait on a password prompt
     try:
-        out = subprocess.run(
+        out = gate.run(
+            gate.SKILL_CLONE,
             ["git", "clone", "--depth", "1", "--quiet", "--", url, str(target)],
             capture_output=True,
             text=True,
@@ -59,7 +59,7 @@ def _clone(url: str, into: Path) -> Path:
         )
     except FileNotFoundError as e:
         raise OpenbotError("git is not installed", hint="install git to install skills from a URL") from e
-    except subprocess.TimeoutExpired as e:
+    except gate.TimeoutExpired as e:
         raise GitError(f"git clone {url} took over {CLONE_TIMEOUT_SECS} s") from e
     if out.returncode != 0:
         raise GitError(

@@ -6,8 +6,7 @@ part of it. That is right, but surprising when unsaid, so a run names it in one 
 
 from __future__ import annotations
 
-import subprocess
-
+from openbot import gate
 from openbot.git.repo import RepoInfo
 
 # Files git leaves in a checkout's git dir while an operation waits for the user.
@@ -32,14 +31,15 @@ def operation_in_progress(repo: RepoInfo) -> str:
 def has_uncommitted_changes(repo: RepoInfo) -> bool:
     """Tracked files differ from HEAD (untracked files are not counted: build output is common)."""
     try:
-        out = subprocess.run(
+        out = gate.run(
+            gate.GIT_READ,
             ["git", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty"],
             cwd=repo.workdir,
             capture_output=True,
             text=True,
             timeout=60,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, gate.TimeoutExpired):
         return False  # a notice only: never a reason to fail the run
     return out.returncode == 0 and bool(out.stdout.strip())
 

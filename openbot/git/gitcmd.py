@@ -17,9 +17,9 @@ import os
 import shutil
 import signal
 import stat
-import subprocess
 from pathlib import Path
 
+from openbot import gate
 from openbot.envpolicy import NEVER, is_secret_name
 from openbot.errors import GitError
 
@@ -47,14 +47,14 @@ def git_env() -> dict[str, str]:
 
 def run_git(
     cwd: Path, *args: str, check: bool = True, timeout: float = GIT_TIMEOUT, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+) -> gate.CompletedProcess[str]:
     """Run git (hooks off) in `cwd`, in `env` (default `git_env()`); failures become one-line GitErrors.
 
     git runs in its own session: a Ctrl-C at the terminal reaches openbot alone, which decides when to
     stop, instead of killing a `git merge` half-way through updating the user's files.
     """
     proc = run_bounded(["git", *NO_HOOKS, *args], cwd=cwd, timeout=timeout, what=f"git {_sub(args)}", env=env)
-    out = subprocess.CompletedProcess(
+    out = gate.CompletedProcess(
         proc.args, proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
     )
     if check and out.returncode != 0:
@@ -83,18 +83,20 @@ def run_bounded(
     timeout: float = GIT_TIMEOUT,
     what: str = "git",
     env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess[bytes]:
+    step: gate.Step = gate.GIT,
+) -> gate.CompletedProcess[bytes]:
     """Run `argv` in a session of its own, outside any sandbox, for at most `timeout` seconds. Whatever
     ends the wait — the timeout, a signal turned into an exception — kills its whole process group, so
     no git, git-lfs or filter is left behind blocked on something the agent planted."""
     try:
-        proc = subprocess.Popen(
+        proc = gate.popen(
+            step,
             argv,
             cwd=cwd,
             env=git_env() if env is None else env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdin=gate.PIPE,
+            stdout=gate.PIPE,
+            stderr=gate.PIPE,
             start_new_session=True,
         )
     except OSError as e:
@@ -103,13 +105,13 @@ def run_bounded(
         out, err = proc.communicate(stdin, timeout=timeout)
     except BaseException as e:
         _kill_group(proc)
-        if isinstance(e, subprocess.TimeoutExpired):
+        if isinstance(e, gate.TimeoutExpired):
             raise GitError(f"{what} in {cwd} did not finish within {timeout:.0f} s (stopped)") from e
         raise
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+    return gate.CompletedProcess(argv, proc.returncode, out, err)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: gate.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()

@@ -3,17 +3,23 @@ identity (an agent committing in CI, where none is configured, gets openbot's)."
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+
+from openbot import gate
 
 
 def git_identity_env(workdir: Path, bot: str) -> dict[str, str]:
     """Commit identity for the agent when the repository has none configured (common in CI)."""
     try:
-        out = subprocess.run(
-            ["git", "config", "--get", "user.name"], cwd=workdir, capture_output=True, text=True, timeout=10
+        out = gate.run(
+            gate.GIT_READ,
+            ["git", "config", "--get", "user.name"],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, gate.TimeoutExpired):
         return {}
     if out.stdout.strip():
         return {}

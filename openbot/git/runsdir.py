@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from openbot import gate
 from openbot.files import locked, write_atomic
 from openbot.git.gitcmd import rmtree
 from openbot.processes import identity, proc_start
@@ -200,11 +201,10 @@ def empty_trash_later(paths: list[Path]) -> None:
     empty_trash([p for p in paths if p not in dirs])
     if not dirs:
         return
-    null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     # A directory without write permission (Go's module cache makes them) is opened up, then deleted.
     script = 'rm -rf -- "$@" || { chmod -R u+rwx -- "$@"; rm -rf -- "$@"; }'
     try:  # posix_spawn, not Popen: no object whose collection warns that its child still runs
         argv = ["sh", "-c", script, "openbot-trash", *map(str, dirs)]
-        os.posix_spawnp("sh", argv, os.environ, file_actions=null, setsid=True)
+        gate.spawn_detached(gate.TRASH_RM, argv)
     except OSError:
         empty_trash(dirs)

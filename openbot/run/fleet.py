@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from openbot import paths
+from openbot import gate, paths
 from openbot.config.fleet import Fleet, FleetRun
 from openbot.errors import EXIT_FAILED, EXIT_OK
 from openbot.state.digest import row
@@ -27,7 +26,7 @@ class _Stopper:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.live: set[subprocess.Popen[bytes]] = set()
+        self.live: set[gate.Popen[bytes]] = set()
         self.signum = 0
 
     def __call__(self, signum: int, frame: object) -> None:
@@ -36,13 +35,11 @@ class _Stopper:
             for proc in self.live if signum != signal.SIGINT else ():
                 proc.send_signal(signum)
 
-    def start(self, argv: list[str], cwd: Path, err: IO[bytes]) -> subprocess.Popen[bytes] | None:
+    def start(self, argv: list[str], cwd: Path, err: IO[bytes]) -> gate.Popen[bytes] | None:
         with self.lock:
             if self.signum:
                 return None
-            proc = subprocess.Popen(
-                argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
-            )
+            proc = gate.popen(gate.FLEET_RUN, argv, cwd=cwd, stdin=gate.DEVNULL, stdout=gate.PIPE, stderr=err)
             self.live.add(proc)
             return proc
 

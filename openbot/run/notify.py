@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openbot import gate
 from openbot.config import envrefs
 from openbot.config.notify import NotifyTarget
 from openbot.events import EventLog, EventSink, Notice, TeeSink
@@ -182,13 +182,15 @@ def _run_command(
     """Run the command as notify_command says: a trusted file, in `private`, with a minimal environment."""
     try:
         argv = argv_for(target, environ, source, private)
-        proc = subprocess.Popen(
+        proc = gate.popen(
+            gate.NOTIFY_COMMAND,
             argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stdin=gate.PIPE,
+            stdout=gate.DEVNULL,
+            stderr=gate.PIPE,
             cwd=private,
             env=command_env(target, environ, source),
+            named=target.env,
             start_new_session=True,
         )
     except Refused as e:
@@ -197,7 +199,7 @@ def _run_command(
         return Delivery(target, False, f"cannot start: {e.strerror or e}")
     try:
         _, err = proc.communicate(data, timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
+    except gate.TimeoutExpired:
         _kill_group(proc)
         return Delivery(target, False, f"still running after {DEADLINE_SECS:g} s: stopped")
     if proc.returncode != 0:
@@ -208,7 +210,7 @@ def _run_command(
     return Delivery(target, True, "exit code 0")
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: gate.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -70,6 +70,12 @@ class SandboxPolicy:
         """The commands' private, writable $HOME (thrown away with the run's temp dir)."""
         return self.tmp_dir / "home" if self.confined and self.tmp_dir else None
 
+    @classmethod
+    def unconfined(cls) -> SandboxPolicy:
+        """danger-full-access: what a tool given no policy at all runs under (a tool tested on its own;
+        a run always has its policy). Its `wrap` is the command itself, marked `Confined` all the same."""
+        return cls("danger-full-access", (), True, None, landlock=False)
+
     def may_write(self, path: Path) -> bool:
         """Whether a confined command could write `path` (absolute and resolved): the rule the edit tool,
         which writes from openbot's own unconfined process, applies to itself."""

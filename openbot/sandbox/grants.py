@@ -30,12 +30,13 @@ def checkout_paths(workdir: Path) -> list[Path]:
 def _config_paths(workdir: Path) -> set[Path]:
     """What in the checkout configures later runs outside the sandbox: `.openbot/` (bots, skills) and an
     in-tree hooks directory (`core.hooksPath`, e.g. `.githooks`, husky's `.husky/_` and `.husky/`)."""
-    import subprocess
+    from openbot import gate
 
     found = {Path(".openbot")}
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
-        out = subprocess.run(
+        out = gate.run(
+            gate.GIT_READ,
             ["git", "config", "--get", "core.hooksPath"],
             cwd=workdir,
             env=env,
@@ -43,7 +44,7 @@ def _config_paths(workdir: Path) -> set[Path]:
             text=True,
             timeout=10,
         ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, gate.TimeoutExpired):
         out = ""
     hooks = (workdir / Path(out).expanduser()).resolve() if out else None
     if hooks is not None and hooks.is_relative_to(workdir) and hooks != workdir:

@@ -24,9 +24,10 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+
+from openbot import gate
 
 # Directories where host services keep Unix sockets; replaced by an empty tmpfs in the sandbox. /run
 # also holds resolv.conf's target on systemd machines, so it stays when the command may use the network.
@@ -101,8 +102,10 @@ def probe(forced_off: bool) -> tuple[str, str]:
         return "", f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}"
     argv = bwrap_argv(exe, writable=(), readable=(), network=False) + ["true"]
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        out = gate.run(
+            gate.SANDBOX_PROBE, argv, capture_output=True, text=True, timeout=30, stdin=gate.DEVNULL
+        )
+    except (OSError, gate.TimeoutExpired) as e:
         return "", f"bubblewrap ({exe}) does not run: {e}"
     if out.returncode != 0:
         why = (out.stderr.strip().splitlines() or [f"exit code {out.returncode}"])[-1]

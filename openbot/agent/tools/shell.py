@@ -14,11 +14,11 @@ import contextlib
 import os
 import re
 import shutil
-import subprocess
 import time
 from pathlib import Path
-from typing import NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
+from openbot import gate
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools import shell_spare
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
@@ -27,6 +27,9 @@ from openbot.agent.tools.trim_output import OutputCompactor
 from openbot.events import Command, CommandStarted
 from openbot.paths import make_private_dir
 from openbot.redact import StreamRedactor
+
+if TYPE_CHECKING:
+    from openbot.sandbox import SandboxPolicy
 
 DESCRIPTION = "\n".join(
     [
@@ -72,9 +75,11 @@ class ShellInput(TypedDict):  # what the spec's schema admits (the registry chec
 class ShellTool:
     reports_itself = True  # emits Command events itself
 
-    def __init__(self, default_timeout_secs: float = 600.0) -> None:
+    def __init__(self, default_timeout_secs: float = 600.0, step: gate.Step = gate.AGENT_COMMAND) -> None:
+        """`step`: whose commands these are (the agent's; setup's and verification's own shells)."""
         self.spec = _spec(default_timeout_secs)
-        self.spares = shell_spare.Spares()
+        self.step = step
+        self.spares = shell_spare.Spares(step)
 
     def run(self, input: dict[str, object], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
         args = cast(ShellInput, input)
@@ -133,7 +138,7 @@ class ShellTool:
 
     def _launch(
         self, argv: list[str], env: dict[str, str], ctx: ToolContext, contained: bool, log: Path
-    ) -> subprocess.Popen[bytes]:
+    ) -> gate.Popen[bytes]:
         """The command's process: a spare sandbox handed the command, or one started for it now."""
         try:
             if _spare_fits(ctx):
@@ -143,24 +148,31 @@ class ShellTool:
                     shell_spare.send(spare, ctx.workdir, argv, env)
                 except OSError:  # it died while waiting: once more with a fresh one
                     shell_spare.discard(spare)
-                    spare = shell_spare.start(ctx.sandbox, ctx.workdir, env, contained)
+                    spare = shell_spare.start(ctx.sandbox, ctx.workdir, env, contained, self.step)
                     with contextlib.suppress(OSError):  # the launcher failed: its output and 125 say why
                         shell_spare.send(spare, ctx.workdir, argv, env)
                 return spare.proc
-            if ctx.sandbox is not None:
-                # `> /dev/stdout` reopens the output by path; allowed as well for sandboxes without a spare.
-                argv = ctx.sandbox.wrap(argv, also_writable=[log])
-            return subprocess.Popen(
-                argv,
+            # `> /dev/stdout` reopens the output by path; allowed as well for sandboxes without a spare.
+            confined = policy_of(ctx).wrap(argv, also_writable=[log])
+            return gate.popen(
+                self.step,
+                confined,
                 cwd=ctx.workdir,
                 env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+                stdin=gate.DEVNULL,
+                stdout=gate.PIPE,
+                stderr=gate.STDOUT,
                 start_new_session=True,  # its own group (stopped as one) and no controlling terminal
             )
         except OSError as e:
             raise ToolFailed(f"could not start the command: {e}") from None
+
+
+def policy_of(ctx: ToolContext) -> SandboxPolicy:
+    """The context's sandbox policy; none at all (a tool tested on its own) runs unconfined."""
+    from openbot.sandbox import SandboxPolicy
+
+    return ctx.sandbox if ctx.sandbox is not None else SandboxPolicy.unconfined()
 
 
 def _timeout(args: ShellInput, ctx: ToolContext) -> float:

@@ -13,10 +13,10 @@ import fcntl
 import os
 import selectors
 import signal
-import subprocess
 import threading
 import time
 
+from openbot import gate
 from openbot.agent.tools.trim_output import OutputCompactor
 from openbot.redact import StreamRedactor
 
@@ -27,7 +27,7 @@ KILL_GRACE_SECS = 2.0  # SIGTERM first; SIGKILL whatever is left after this
 DRAIN_SECS = 0.5  # after bash exits, how long a background process may keep the output pipe open
 
 
-def _exited(proc: subprocess.Popen[bytes]) -> bool:
+def _exited(proc: gate.Popen[bytes]) -> bool:
     """Has the process exited? Leaves it unreaped, so its pid (= the group id) cannot be reused yet."""
     if not hasattr(os, "waitid"):  # not Linux: reaping opens a tiny pid-reuse window, nothing worse
         return proc.poll() is not None
@@ -95,7 +95,7 @@ class _Run:
 
     def __init__(
         self,
-        proc: subprocess.Popen[bytes],
+        proc: gate.Popen[bytes],
         log_fd: int,
         compactor: OutputCompactor,
         redactor: StreamRedactor,

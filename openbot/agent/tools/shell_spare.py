@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from openbot import gate
 
 if TYPE_CHECKING:
     from openbot.sandbox import SandboxPolicy
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Spare:
-    proc: subprocess.Popen[bytes]
+    proc: gate.Popen[bytes]
     command_fd: int  # the write end of the pipe the launcher waits on
     key: tuple[object, ...]
 
@@ -38,21 +39,29 @@ def key_of(policy: SandboxPolicy, cwd: Path) -> tuple[object, ...]:
     return (policy, str(cwd))
 
 
-def start(policy: SandboxPolicy, cwd: Path, env: dict[str, str], contained: bool) -> Spare:
-    """A sandbox waiting for its command; OSError when it cannot be started."""
+def start(
+    policy: SandboxPolicy,
+    cwd: Path,
+    env: dict[str, str],
+    contained: bool,
+    step: gate.Step = gate.AGENT_COMMAND,
+) -> Spare:
+    """A sandbox waiting for its command (for `step`: the agent's, setup's, verification's); OSError when
+    it cannot be started."""
     read_end, write_end = os.pipe()
     try:
         argv = policy.wrap([], launcher_options=[f"--command-fd={read_end}"])
         # Inside bwrap the command gets a session of its own from bwrap (--new-session); a plain new
         # group lets CPython spawn with vfork. Outside, setsid here: no controlling terminal.
         group: dict[str, Any] = {"process_group": 0} if contained else {"start_new_session": True}
-        proc = subprocess.Popen(
+        proc = gate.popen(
+            step,
             argv,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stdin=gate.DEVNULL,
+            stdout=gate.PIPE,
+            stderr=gate.STDOUT,
             pass_fds=(read_end,),
             **group,
         )
@@ -93,7 +102,8 @@ def discard(spare: Spare) -> None:
 class Spares:
     """At most one spare, kept for the next command."""
 
-    def __init__(self) -> None:
+    def __init__(self, step: gate.Step = gate.AGENT_COMMAND) -> None:
+        self.step = step
         self.spare: Spare | None = None
         self._finalizer: Any = None
 
@@ -102,7 +112,7 @@ class Spares:
         spare = self.waiting(policy, cwd)
         if spare is None:
             self.close()  # a spare that does not fit, or died, is discarded
-            spare = start(policy, cwd, env, contained)
+            spare = start(policy, cwd, env, contained, self.step)
         return spare
 
     def waiting(self, policy: SandboxPolicy, cwd: Path) -> Spare | None:
@@ -123,7 +133,7 @@ class Spares:
     def prepare(self, policy: SandboxPolicy, cwd: Path, env: dict[str, str], contained: bool) -> None:
         """Start the spare for the next command (a failure here only means the next one starts cold)."""
         try:
-            self.spare = start(policy, cwd, env, contained)
+            self.spare = start(policy, cwd, env, contained, self.step)
         except OSError:
             return
         self._finalizer = weakref.finalize(self, discard, self.spare)

@@ -18,6 +18,7 @@ from openbot.agent.tools.registry import default_tools, run_tool
 from openbot.agent.tools.shell import ShellTool
 from openbot.envpolicy import child_env
 from openbot.events import Command, CommandStarted, ListSink, ToolResult
+from openbot.gate import Confined
 from openbot.redact import REDACTED, Redactor
 
 
@@ -203,9 +204,9 @@ class PrefixSandbox:
     def __init__(self) -> None:
         self.also_writable: list[Path] = []
 
-    def wrap(self, argv: list[str], *, also_writable: Sequence[Path] = ()) -> list[str]:
+    def wrap(self, argv: list[str], *, also_writable: Sequence[Path] = ()) -> Confined:
         self.also_writable = list(also_writable)
-        return ["env", "WRAPPED=yes", *argv]
+        return Confined(["env", "WRAPPED=yes", *argv])
 
     def env(self) -> dict[str, str]:
         return {"TMPDIR": "/tmp/sandbox-tmp"}

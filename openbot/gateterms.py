@@ -1,0 +1,90 @@
+"""The gate's vocabulary (openbot/gate.py): what a step says of itself — where its code and configuration
+come from, what it gets — and the rule every step is checked against when it is declared."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from openbot.envpolicy import NEVER, is_secret_name
+
+
+class From(Enum):
+    """Where a step's code or configuration comes from."""
+
+    OPENBOT = "openbot"  # openbot's own code and the programs it names (git, bwrap, its interpreter)
+    USER = "user"  # what the user controls: $OPENBOT_HOME, the user's git config, their checkout's HEAD
+    BASE = "base"  # the run's base commit (the user's committed tree the run started from)
+    AGENT = "agent"  # the agent's tree, the run repository, anything the agent wrote
+
+
+class Walls(Enum):
+    SANDBOX = "sandbox"  # inside the agent's walls: an argv made by SandboxPolicy.wrap
+    BESIDE = "beside"  # openbot's own process space: no sandbox
+
+
+class Net(Enum):
+    NONE = "none"
+    LISTED = "listed"  # only the hosts the bot's (and home) config lists, through openbot's proxy
+    BOT = "bot"  # whatever the bot's config grants (network = true/false/list) — the agent's own network
+    OPEN = "open"  # the machine's network (openbot's own steps: a forge, a registry the user named)
+
+
+class Secrets(Enum):
+    NONE = "none"  # no secret-looking variable at all
+    NAMED = "named"  # only those the user's own config names for this step (an MCP server's env = [...])
+    MODEL = "model"  # openbot's own child that calls the model (`openbot run` under eval or fleet)
+    # The user's own environment less the model keys (ssh agent, a forge's credentials): a step that acts
+    # for the user against a host the user named on the command line (`skills install <url>`).
+    USER = "user"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    what: str
+    code_from: tuple[From, ...]
+    walls: Walls
+    net: Net = Net.NONE
+    secrets: Secrets = Secrets.NONE
+    cwd: str = ""
+    test: str = ""  # the test that proves the step keeps to this line
+
+    def __post_init__(self) -> None:
+        if From.AGENT in self.code_from and (
+            self.walls is not Walls.SANDBOX or self.net is Net.OPEN or self.secrets is not Secrets.NONE
+        ):
+            raise AssertionError(f"gate step {self.name}: code from the agent's tree runs inside the walls")
+
+
+class Confined(list[str]):
+    """An argv the sandbox made (`SandboxPolicy.wrap`): only these may run a sandboxed step. Under
+    `danger-full-access` — the user's explicit choice — it is the command itself, still marked."""
+
+
+class GateError(Exception):
+    """A process was asked to start against its step's line: a bug in openbot, never the agent's doing."""
+
+
+def clean_env(step_: Step, env: Mapping[str, str] | None, named: Sequence[str] = ()) -> dict[str, str]:
+    """The environment a step's process gets: `env` (default: openbot's own, less every secret-looking name
+    but those the user's config names for it, `named`: exact names or `PREFIX_*`), always less the model
+    keys — except for openbot's own `openbot run` child (`Secrets.MODEL`)."""
+    if named and step_.secrets is not Secrets.NAMED:
+        raise GateError(f"gate: step {step_.name} gets no secrets, yet {len(named)} were named")
+    model = step_.secrets is Secrets.MODEL
+    # An env the caller built is its own choice of names (tested where it is built); an inherited one is
+    # filtered here.
+    keep = model or env is not None or step_.secrets is Secrets.USER
+    source = os.environ if env is None else env
+    return {
+        k: v
+        for k, v in source.items()
+        if (model or k not in NEVER) and (keep or not is_secret_name(k) or _named(k, named))
+    }
+
+
+def _named(name: str, named: Sequence[str]) -> bool:
+    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in named)
