@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from openbot import gate
 from openbot.agent.tools.base import ToolContext, ToolFailed
 from openbot.agent.tools.shell import ShellTool
 from openbot.errors import OpenbotError
@@ -112,7 +113,7 @@ def run_setup(
         )
     for message in repaired:
         watch.emit(Notice(kind="setup_cache_repaired", message=message))
-    shell = ShellTool(ctx.default_timeout_secs)
+    shell = ShellTool(ctx.default_timeout_secs, gate.SETUP if trusted else gate.SETUP_ON_AGENT_WORK)
     how = "" if trusted else f" ({untrusted}: no setup network, no cache)"
     watch.emit(
         Notice(

@@ -19,12 +19,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openbot import paths
+from openbot import gate, paths
 from openbot.agent.tools.base import Tool, ToolContext, ToolFailed
 from openbot.agent.tools.shell import ShellTool
 from openbot.config.verify import setup_caveat
@@ -123,7 +122,7 @@ class Verifier:
             )
         vctx = self._context(ctx, checkout, git_dir, into / "tmp")
         checks, error = self._setup(vctx)
-        shell = ShellTool(self.spec.timeout_secs)
+        shell = ShellTool(self.spec.timeout_secs, gate.VERIFY_CHECK)
         try:
             for number, command in enumerate(self.spec.commands, 1) if not error else ():
                 source = "team" if number > len(self.spec.commands) - len(self.spec.team) else "bot"
@@ -198,14 +197,15 @@ class Verifier:
         env = {**ws.env, **(ws.sandbox.env() if ws.sandbox is not None else {})}
         waited = self._in_waiting_sandbox(argv, env)
         if waited is None:
-            if ws.sandbox is not None:
-                argv = ws.sandbox.wrap(argv)
+            from openbot.sandbox import SandboxPolicy
+
+            policy = ws.sandbox if ws.sandbox is not None else SandboxPolicy.unconfined()
             try:
-                out = subprocess.run(
-                    argv, cwd=ws.workdir, env=env, capture_output=True, text=True, timeout=60,
-                    stdin=subprocess.DEVNULL, start_new_session=True,
+                out = gate.run(
+                    gate.VERIFY_STATUS, policy.wrap(argv), cwd=ws.workdir, env=env, capture_output=True,
+                    text=True, timeout=60, stdin=gate.DEVNULL, start_new_session=True,
                 )  # fmt: skip
-            except (OSError, subprocess.TimeoutExpired):
+            except (OSError, gate.TimeoutExpired):
                 return ()
             waited = out.stdout if out.returncode == 0 else ""
         lines = [ln for ln in waited.splitlines() if ln.strip()]
@@ -228,7 +228,7 @@ class Verifier:
         try:
             shell_spare.send(spare, ws.workdir, quiet, env)
             out, _ = spare.proc.communicate(timeout=60)
-        except (OSError, subprocess.TimeoutExpired):
+        except (OSError, gate.TimeoutExpired):
             shell_spare.discard(spare)
             return ""
         return out.decode(errors="replace") if spare.proc.returncode == 0 else ""
