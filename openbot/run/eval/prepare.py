@@ -14,10 +14,9 @@ LFS files are checked out as their pointers.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from openbot import paths
+from openbot import gate, paths
 from openbot.errors import NotFoundError, OpenbotError
 from openbot.git import gitcmd
 from openbot.run.eval.homecopy import copy_tree
@@ -37,7 +36,7 @@ def plain_git_env() -> dict[str, str]:
     return {**gitcmd.git_env(), "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_LFS_SKIP_SMUDGE": "1"}
 
 
-def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run_git(cwd: Path, *args: str, check: bool = True) -> gate.CompletedProcess[str]:
     return gitcmd.run_git(cwd, *args, check=check, env=plain_git_env())
 
 
@@ -75,8 +74,9 @@ def _recipe(task: Task, dest: Path) -> None:
         (dest / name).parent.mkdir(parents=True, exist_ok=True)
         (dest / name).write_text(text, encoding="utf-8")
     for command in task.commands:
-        proc = subprocess.run(
-            ["bash", "-c", command], cwd=dest, capture_output=True, text=True, timeout=RECIPE_TIMEOUT
+        argv = ["bash", "-c", command]
+        proc = gate.run(
+            gate.EVAL_RECIPE, argv, cwd=dest, capture_output=True, text=True, timeout=RECIPE_TIMEOUT
         )
         if proc.returncode != 0:
             why = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]

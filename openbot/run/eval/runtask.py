@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -19,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from openbot import gate
 from openbot.errors import OpenbotError
 from openbot.run.eval import prepare
 from openbot.run.eval.check import Walls, run_check
@@ -106,12 +106,13 @@ def _openbot_run(
     counts = {"token_count": 0, "tool_call": 0}
     summary: dict[str, object] = {}
     with log.open("w") as stderr:
-        proc = subprocess.Popen(
+        proc = gate.popen(
+            gate.EVAL_RUN,
             argv,
             cwd=repo,
             env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
+            stdin=gate.DEVNULL,
+            stdout=gate.PIPE,
             stderr=stderr,
             text=True,
         )
@@ -139,16 +140,16 @@ def _records(stream: IO[str]) -> Iterator[dict[str, object]]:
             yield record
 
 
-def _watchdog(proc: subprocess.Popen[str], secs: float) -> None:
+def _watchdog(proc: gate.Popen[str], secs: float) -> None:
     """A run past its wall cap is stopped as ctrl-c would (SIGTERM: it brings its work home), then killed."""
     try:
         proc.wait(timeout=secs)
         return
-    except subprocess.TimeoutExpired:
+    except gate.TimeoutExpired:
         proc.terminate()
     try:
         proc.wait(timeout=STOP_SECS)
-    except subprocess.TimeoutExpired:
+    except gate.TimeoutExpired:
         proc.kill()
 
 
