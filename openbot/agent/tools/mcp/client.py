@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openbot import gate
 from openbot.config.mcp import McpServerSpec
 
 POLL_SECS = 0.1
@@ -31,11 +32,12 @@ MAX_RESTARTS = 2  # per server and run: one that keeps crashing stays down
 
 @dataclass(frozen=True)
 class Launch:
-    """How to reach the server: an argv and env for stdio (already wrapped by the sandbox), or an
-    expanded URL and headers for HTTP."""
+    """How to reach the server: an argv and env for stdio (already wrapped by the sandbox; `named`: the
+    variables the server's `env` names), or an expanded URL and headers for HTTP."""
 
-    argv: tuple[str, ...] = ()
+    argv: gate.Confined = field(default_factory=gate.Confined)
     env: dict[str, str] = field(default_factory=dict)
+    named: tuple[str, ...] = ()
     cwd: Path | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
@@ -137,14 +139,12 @@ class McpConnection:
                 streamable_http_client(self.launch.url, http_client=client)
             )
         else:
-            from mcp import StdioServerParameters, stdio_client
-
             errlog = stack.enter_context(open(self.log, "a", encoding="utf-8", errors="replace"))
-            argv = self.launch.argv
-            params = StdioServerParameters(
-                command=argv[0], args=list(argv[1:]), env=self.launch.env, cwd=self.launch.cwd
+            how = self.launch
+            server = gate.stdio_server(
+                gate.MCP_SERVER, how.argv, env=how.env, cwd=how.cwd, errlog=errlog, named=how.named
             )
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            read, write = await stack.enter_async_context(server)
         return await stack.enter_async_context(ClientSession(read, write))
 
     def stop(self) -> None:

@@ -52,7 +52,10 @@ def launch_for(
     if sandbox is not None:
         if spec.allow_network and not sandbox.network:
             sandbox = dataclasses.replace(sandbox, network=True)  # this server only, said at run start
-        argv = sandbox.wrap(argv)
         env.update(sandbox.env())
+    else:  # no policy at all (a tool tested on its own; a run always has one): unconfined
+        from openbot.sandbox import SandboxPolicy
+
+        sandbox = SandboxPolicy.unconfined()
     env = {k: v for k, v in env.items() if k not in NEVER}
-    return Launch(argv=tuple(argv), env=env, cwd=workdir)
+    return Launch(argv=sandbox.wrap(argv), env=env, cwd=workdir, named=tuple(spec.env))
