@@ -186,8 +186,6 @@ GIT = step(
     Walls.BESIDE,
     test="tests/run/test_repo_attacks.py",
 )
-# TODO(issue 32, the verify helper: VF): verification's clean checkout and the merge run the user's filters,
-# one named by a repository path included, on the agent's tree: this line is the target.
 GIT_READ = step(
     "git.read",
     "reads of a checkout's config and status with the user's own git: commit identity (the run's and"
@@ -272,8 +270,6 @@ EVAL_RECIPE = step(
     Net.OPEN,
     test="tests/cli/test_cli_eval.py",
 )
-# TODO(issue 32, row M2): the editable-install PYTHONPATH into the agent's checkout still reaches a stdio
-# server; until it does not, its code can come from the agent's tree, which this line does not allow.
 MCP_SERVER = step(
     "mcp.server",
     "a stdio MCP server from the bot's config, with the variables its `env` names (the mcp SDK starts it"
