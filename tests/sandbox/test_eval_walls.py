@@ -9,12 +9,15 @@ bot's directory follows none of the links the agent planted there.
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import resource
 import secrets
+import shutil
 import socket
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -158,6 +161,55 @@ def test_a_filter_of_the_users_git_config_never_runs_the_bots_script_in_evals_ch
     proc, result = _eval(user, str(suite), env={"HOME": str(home)})
     assert result.get("solved"), (proc.stderr, result)  # the bot's commit was checked out and checked
     assert not ran.exists(), ran.read_text()
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Records every request (an LFS batch call) and answers 404."""
+
+    seen: list[str] = []
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        self.seen.append(f"{self.command} {self.path}")
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("git-lfs") is None, reason="git-lfs is not installed")
+def test_git_lfs_never_runs_on_the_bots_lfsconfig_in_evals_checkout(user: User) -> None:
+    """The user's `git lfs install` (filter.lfs.* in ~/.gitconfig) and the bot's `.lfsconfig` naming its
+    server: eval's checkout of a pointer whose object exists nowhere asked that server for it."""
+    seen: list[str] = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("R", (_Recorder,), {"seen": seen}))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    home = user.base / "home"
+    home.mkdir()
+    subprocess.run(
+        ["git", "lfs", "install", "--skip-repo"], env={**os.environ, "HOME": str(home)}, check=True
+    )
+    oid = "ab" * 32  # could carry 32 bytes of anything the bot read
+    pointer = f"version https://git-lfs.github.com/spec/v1\\noid sha256:{oid}\\nsize 12\\n"
+    plant = (
+        f"git config -f .lfsconfig lfs.url http://127.0.0.1:{server.server_address[1]}/lfs\n"
+        "echo '*.bin filter=lfs diff=lfs merge=lfs -text' > .gitattributes\n"
+        f"printf '{pointer}' > leak.bin\n"
+    )
+    suite = _suite(user, {"solve.sh": plant}, check=f"grep -q {oid} leak.bin")
+    (user.base / "openbot-home").mkdir()
+    make_bot("hostile", SCRIPT)
+    try:
+        proc, result = _eval(user, str(suite), env={"HOME": str(home)})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == [], seen
+    assert result.get("solved"), (proc.stderr, result)  # the pointer itself was checked out
 
 
 def test_evals_copy_of_the_bot_follows_no_link_the_agent_planted(user: User) -> None:
