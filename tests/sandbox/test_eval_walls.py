@@ -154,6 +154,7 @@ def test_a_filter_of_the_users_git_config_never_runs_the_bots_script_in_evals_ch
     plant = (
         f"mkdir -p tools && printf '#!/bin/sh\\necho \"$(pwd)\" >> {ran}\\ncat\\n' > tools/x.sh\n"
         "chmod +x tools/x.sh && echo '*.txt filter=x' > .gitattributes && echo data > z.txt\n"
+        "git add -A && git commit -qm work\n"  # the WIP commit would leave z.txt out (git/repodrivers.py)
     )
     suite = _suite(user, {"solve.sh": plant}, check="test -x tools/x.sh && grep -qx data z.txt")
     (user.base / "openbot-home").mkdir()
