@@ -73,3 +73,28 @@ def test_skip_git_check_refuses_a_directory_that_holds_a_git_dir(tmp_path: Path)
     plain = tmp_path / "plain"
     plain.mkdir()
     assert run_cli("run", "b", "--skip-git-check", cwd=plain).returncode == 0  # a directory without git
+
+
+@pytest.mark.parametrize(
+    ("model", "close"),
+    [
+        ("olama:qwen3-coder", "did you mean 'ollama:'?"),
+        ("foo:bar", ""),
+        ("openai-compatable:x", "openai-compatible"),
+    ],
+)
+def test_a_model_name_with_an_unknown_backend_prefix_is_refused(
+    repo: Path, model: str, close: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo'd prefix went to Anthropic's API (and told the user to set ANTHROPIC_API_KEY)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    make_bot("b", [reply("", complete())])
+    for flags, source in [(["--model", model], "command line"), ([], "config.md")]:
+        if not flags:
+            config = paths.bot_home("b") / "config.md"
+            config.write_text(config.read_text().replace('"scripted:script.json"', f'"{model}"'))
+        proc = run_cli("run", "b", *flags, cwd=repo)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        (line,) = proc.stderr.strip().splitlines()
+        assert source in line and f"'{model.partition(':')[0]}:' names no backend" in line and close in line
+    assert not sessions("b")
