@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import re
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from openbot.config.keys import BotConfig as BotConfig
 from openbot.config.keys import Range as Range
 from openbot.config.legacy import split_legacy
 from openbot.config.model_defaults import model_defaults
-from openbot.config.model_names import COMPATIBLE, LOCAL_SERVERS, SCRIPTED, parse_model
+from openbot.config.model_names import parse_model, unknown_prefix
 from openbot.config.verify import check_commands as check_verify_commands
 from openbot.errors import ConfigError, UsageError
 
@@ -83,9 +82,6 @@ def _non_finite_hint(key: str) -> str:
     return f"use a finite number, e.g. {key} = {toml_value(f.default)}"
 
 
-_BACKEND_WORD = re.compile(r"[a-z][a-z0-9-]*")  # `olama`, `foo`: not Bedrock's `anthropic.claude-…:0`
-
-
 def _check_model(model: str, source: str, key: str = "model") -> None:
     """An empty name would reach the API (or the key check) as `''`; `scripted:` alone names no file."""
     if not model.strip():
@@ -96,16 +92,8 @@ def _check_model(model: str, source: str, key: str = "model") -> None:
             hint=f'name a Claude model, e.g. model = "{DEFAULT_MODEL}"',
         )
     name, verb = parse_model(model), "is" if key == "model" else "holds"
-    prefix = model.partition(":")[0] if ":" in model else ""
-    if name.backend == "anthropic" and _BACKEND_WORD.fullmatch(prefix) and not prefix.startswith("claude"):
-        # `olama:qwen3-coder` would go to Anthropic's API and be told to set ANTHROPIC_API_KEY.
-        known = [*LOCAL_SERVERS, COMPATIBLE, "openai", SCRIPTED.rstrip(":")]
-        close = difflib.get_close_matches(prefix, known, n=1)
-        raise ConfigError(
-            f"{source}: key '{key}' {verb} {toml_value(model)}, whose prefix '{prefix}:' names no backend",
-            hint=(f"did you mean '{close[0]}:'? " if close else "")
-            + f"the prefixes are {', '.join(known)}; a Claude model takes none",
-        )
+    if bad := unknown_prefix(model):  # it would go to Anthropic's API, told to set ANTHROPIC_API_KEY
+        raise ConfigError(f"{source}: key '{key}' {verb} {toml_value(model)}, {bad[0]}", hint=bad[1])
     if name.backend == "scripted" and not name.target.strip():
         raise ConfigError(
             f"{source}: key '{key}' {verb} {toml_value(model)}, which names no script file",

@@ -14,6 +14,7 @@ It imports nothing heavy, so config validation and `doctor` can use it.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,27 @@ def parse_model(name: str) -> ModelName:
     if not name.startswith("claude-") and _BARE_OPENAI.search(name):
         return ModelName("openai", name, "openai")
     return ModelName("anthropic", name)
+
+
+_BACKEND_WORD = re.compile(r"[a-z][a-z0-9-]*")  # `olama`, `foo`: not Bedrock's `anthropic.claude-…:0`
+
+
+def unknown_prefix(name: str) -> tuple[str, str] | None:
+    """(what is wrong, a hint) when `name` starts with a `word:` that names no backend (`olama:qwen3`)."""
+    prefix = name.partition(":")[0] if ":" in name else ""
+    if (
+        not _BACKEND_WORD.fullmatch(prefix)
+        or prefix.startswith("claude")
+        or parse_model(name).backend != "anthropic"
+    ):
+        return None
+    known = [*LOCAL_SERVERS, COMPATIBLE, "openai", SCRIPTED.rstrip(":")]
+    close = difflib.get_close_matches(prefix, known, n=1)
+    hint = f"did you mean '{close[0]}:'? " if close else ""
+    return (
+        f"whose prefix '{prefix}:' names no backend",
+        f"{hint}the prefixes are {', '.join(known)}; a Claude model takes none",
+    )
 
 
 def scripted_name(path: Path | str) -> str:
