@@ -1,19 +1,56 @@
 """Per-run budgets (cost, tokens, wall time), checked before every model call; they fail closed.
 
 With `$OPENBOT_HOME/budget.toml`, `ledger` also reserves each call in the ledger every run shares
-(openbot/agent/spendcap.py) and records what it cost."""
+(openbot/agent/spendcap.py) and records what it cost.
+
+What a server says a call used is checked before anything counts it: a count that is negative, not a
+whole number (NaN, infinity) or absurd — over ABSURD_TOKENS in one call — or a cost that is negative or
+not finite is a server error. A negative count would buy room under every cap and one NaN would disable
+them all; the call's reservation stays spent."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from openbot.agent.models.base import Usage
+from openbot.errors import ModelError
 from openbot.stops import LimitReached
 
 if TYPE_CHECKING:
     from openbot.agent.spendcap import LedgerAccount
+
+
+# Ten times the largest context window any model offers (10M tokens): one call, its retries with more
+# room and a compaction's passes included, bills far less.
+ABSURD_TOKENS = 100_000_000
+
+
+def impossible(usage: Usage) -> str:
+    """Why no call can have used `usage`, or "" when it can."""
+    counts = {
+        "input": usage.input_tokens,
+        "output": usage.output_tokens,
+        "cache read": usage.cache_read_tokens,
+        "cache write": usage.cache_write_tokens,
+        "1-hour cache write": usage.cache_write_1h_tokens,
+        "context": usage.context_tokens,
+    }
+    for name, n in counts.items():
+        whole = isinstance(n, int) or (isinstance(n, float) and n.is_integer())
+        if isinstance(n, bool) or not whole:
+            return f"{name} tokens {n!r}"
+        if not 0 <= n <= ABSURD_TOKENS:
+            return f"{name} tokens {n:,.0f}" + (f", over {ABSURD_TOKENS:,} in one call" if n > 0 else "")
+    if (
+        not isinstance(usage.cost_usd, (int, float))
+        or not math.isfinite(usage.cost_usd)
+        or usage.cost_usd < 0
+    ):
+        return f"cost ${usage.cost_usd!r}"
+    return ""
 
 
 @dataclass
@@ -26,6 +63,15 @@ class Budget:
     ledger: LedgerAccount | None = None
 
     def add(self, usage: Usage) -> None:
+        """Count what a call used; ModelError when no call can have used it (nothing counted but the
+        call's reservation, which stays spent)."""
+        if why := impossible(usage):
+            if self.ledger is not None:
+                self.ledger.keep_reserved()
+            raise ModelError(
+                f"the model server reported usage no call can have ({why}): refused as a server error",
+                hint="check the server (or its proxy); budgets count only usage that can be real",
+            )
         self.spent.add(usage)
         if self.ledger is not None:
             self.ledger.spent(usage)

@@ -40,6 +40,7 @@ class LedgerAccount:
         self.prices, self.max_output_tokens = prices, max_output_tokens
         self.last: Usage | None = None
         self.key = ""  # the open reservation
+        self.reserved = 0.0  # what it reserved
 
     def estimate(self) -> float:
         price_in, price_out = self.prices
@@ -50,11 +51,9 @@ class LedgerAccount:
     def before_call(self) -> None:
         """Reserve for the next call (the previous reservation released in the same transaction), or
         raise OverBudget when a cap would be passed."""
-        key = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        key, self.reserved = f"{os.getpid()}-{uuid.uuid4().hex[:12]}", self.estimate()
         try:
-            refusal = self.ledger.reserve(
-                key, self.key, self.bot, self.repo, self.estimate(), list(self.caps)
-            )
+            refusal = self.ledger.reserve(key, self.key, self.bot, self.repo, self.reserved, list(self.caps))
         except OSError as e:  # fail closed: a call the ledger cannot record is not made
             refusal = f"budget ledger {self.ledger.path} could not be used: {e.strerror or e}"
         self.key = "" if refusal else key
@@ -65,6 +64,11 @@ class LedgerAccount:
         self.last = usage
         if self.key:
             self.ledger.spend(self.key, usage.cost_usd)
+
+    def keep_reserved(self) -> None:
+        """The call's reported usage was refused: what was reserved for it counts as spent."""
+        if self.key:
+            self.ledger.spend(self.key, self.reserved)
 
     def close(self) -> None:
         """No more calls from this process: its reservation gives way to what it spent."""

@@ -238,8 +238,8 @@ class Turn:
             raise StepLimit(f"reached max_turn_steps ({self.limits.max_steps})")
 
     def _account(self, usage: Usage) -> None:
+        self.budget.add(usage)  # first: it refuses usage no call can have (agent/budget.py)
         self.result.usage.add(usage)
-        self.budget.add(usage)
         self.ctx.sink.emit(
             TokenCount(
                 model=self.model.model,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import time
 from collections.abc import Iterator
@@ -176,8 +177,20 @@ def used_under(entries: dict[str, Entry], cap: CapLike, now: float) -> float:
 def _apply(entries: dict[str, Entry], r: dict[str, Any]) -> None:
     key, op = str(r["id"]), r["op"]
     if op == "reserve":
-        entries[key] = Entry(str(r["bot"]), str(r["repo"]), float(r["t"]), float(r["usd"]))
+        entries[key] = Entry(str(r["bot"]), str(r["repo"]), float(r["t"]), _usd(r["usd"]))
     elif op == "spend" and key in entries:
-        entries[key].spent += float(r["usd"])
+        try:
+            entries[key].spent += _usd(r["usd"])
+        except ValueError:  # a spend no call can have cost: its reservation counts, never less
+            entries[key].spent = max(entries[key].spent, entries[key].reserved)
     elif op == "release" and key in entries:
         entries[key].open = False
+
+
+def _usd(value: object) -> float:
+    """A sum of dollars as recorded; ValueError for a negative, NaN or infinite one (which would buy room
+    under every cap, or disable them)."""
+    usd = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(usd) or usd < 0:
+        raise ValueError(f"not a sum of dollars: {usd!r}")
+    return usd

@@ -177,3 +177,37 @@ def test_a_ledger_that_cannot_be_used_fails_closed(repo: Path) -> None:
         assert api.bodies == []
     result = json.loads(out.stdout)
     assert out.returncode == 6 and "could not be used" in result["reason"], out.stderr
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"output_tokens": -1_000_000},  # a cost of $-9.99: ~$10 more room under the cap
+        {"input_tokens": float("nan")},  # a NaN cost: no cap would ever refuse again
+        {"output_tokens": 10**15},  # absurd: over ABSURD_TOKENS in one call
+    ],
+    ids=["negative", "nan", "absurd"],
+)
+def test_usage_no_call_can_have_is_a_server_error_and_the_reservation_stays_spent(
+    repo: Path, bad: dict[str, Any]
+) -> None:
+    spender()
+    cap = 1.0
+    budget_toml(f"[overall]\ndaily_usd = {cap}\n")
+    steps = script()
+    steps[0] = reply(
+        "", [{"name": "shell", "input": {"command": "true"}, "id": "t0"}], usage={**USAGE, **bad}
+    )
+    with FakeAnthropic(steps) as api:
+        env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url}
+        out = run_cli("run", "spender", "--json", cwd=repo, env=env)
+        assert len(api.bodies) == 1  # nothing more was asked of a server that reports such usage
+    result = json.loads(out.stdout)
+    assert out.returncode == 1 and "usage no call can have" in result["reason"], out.stderr
+    assert result["cost_usd"] == 0 and "Traceback" not in out.stderr
+    entries = Ledger(paths.home()).entries()
+    [held] = entries.values()
+    # $0.18 reserved (40,000 prompt tokens at twice $2/M, 2,000 output at $10/M): counted as spent
+    assert not held.open and held.spent == pytest.approx(0.18) == held.reserved
+    records = [json.loads(line) for line in (paths.home() / "ledger.jsonl").read_text().splitlines()]
+    assert all(0 <= r["usd"] < cap for r in records if "usd" in r), records  # NaN compares False
