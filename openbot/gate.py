@@ -188,8 +188,9 @@ GIT = step(
 )
 GIT_READ = step(
     "git.read",
-    "reads of a checkout's config and status with the user's own git: commit identity (the run's and"
-    " verification's checkouts), uncommitted changes, `core.hooksPath` (what the sandbox keeps read-only)",
+    "reads of a checkout's config and status with the user's own git, system config included: its"
+    " configuration (git/userrepo.py), commit identity (the run's and verification's checkouts),"
+    " uncommitted changes, `core.hooksPath` (what the sandbox keeps read-only)",
     (From.OPENBOT, From.USER),
     Walls.BESIDE,
     test="tests/run/test_no_worktree_config.py",

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from openbot import gate
 from openbot.errors import GitError
 from openbot.git.gitcmd import first_line, git_env, run_bounded, run_git
 
@@ -98,7 +99,7 @@ def _config(where: Path, git_dir: bool) -> ConfigEntries:
     env = git_env()
     env.pop("GIT_CONFIG_NOSYSTEM", None)  # as libgit2 reads it
     argv = ["git", *([f"--git-dir={where}"] if git_dir else []), "config", "--list", "-z"]
-    proc = run_bounded(argv, cwd=where, env=env, what="git config --list")
+    proc = run_bounded(argv, cwd=where, env=env, what="git config --list", step=gate.GIT_READ)
     if proc.returncode != 0:
         why = first_line(proc.stderr.decode(errors="replace"))
         raise GitError(f"cannot read the git configuration of {where}: {why}")
