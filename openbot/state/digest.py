@@ -148,7 +148,7 @@ def next_commands(r: dict[str, object], repo: Path | None, alive: bool) -> dict[
         out["accept"] = f"{git} merge --no-overwrite-ignore {shlex.quote(branch)}"
     if alive:
         out["reject"] = f"{git} branch -D {shlex.quote(branch)}"
-    if status not in ("completed", "running") and action != "discard":  # "died" goes on, too
+    if status not in ("completed", "running") and action != "discard" and r["run_id"]:  # "died" goes on
         cd = f"cd {shlex.quote(str(repo))} && " if repo else ""
         out["continue"] = f"{cd}openbot run {shlex.quote(str(r['bot']))} --resume {r['run_id']}"
     return out

@@ -98,14 +98,30 @@ def html_page(rows: list[dict[str, Any]], since: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _fit(text: str, width: int = 48) -> str:
-    """A long cell keeps its end: a repository's name, the last words of a reason."""
-    return text if len(text) <= width else "…" + text[-(width - 1) :]
+def _fit(text: str, column: str, width: int = 48) -> str:
+    """A long cell is cut: a repository keeps its end (its name), anything else its start (what went
+    wrong is said first)."""
+    if len(text) <= width:
+        return text
+    return "…" + text[-(width - 1) :] if column == "Repository" else text[: width - 1] + "…"
 
 
-def table(rows: list[dict[str, object]], since: str) -> str:
-    """The plain-text roll-up `openbot fleet run` prints."""
-    grid = [HEAD, *(tuple(_fit(visible(" ".join(c.split()))) for c in cells(r)) for r in rows)]
+def table(rows: list[dict[str, Any]], since: str) -> str:
+    """The plain-text roll-up `openbot fleet run` prints, each run's next commands under it."""
+    grid = [
+        HEAD,
+        *(
+            tuple(_fit(visible(" ".join(c.split())), h) for c, h in zip(cells(r), HEAD, strict=True))
+            for r in rows
+        ),
+    ]
     widths = [max(len(row[i]) for row in grid) for i in range(len(HEAD))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in grid]
+    for r in rows:
+        if r["commands"]:
+            lines += [
+                "",
+                f"{visible(str(r['bot']))} {visible(str(r['run_id']))} ({visible(str(r['status']))}):",
+            ]
+            lines += [f"  {name}: {visible(command)}" for name, command in r["commands"].items()]
     return "\n".join([visible(_heading(rows, since)), *lines]) + "\n"

@@ -100,3 +100,25 @@ def test_sigterm_stops_the_runs_in_flight_and_starts_no_more(tmp_path: Path) -> 
     assert first["status"] == "interrupted" and first["exit_code"] == 143 and first["run_id"]
     assert second["status"] == "interrupted" and "not started" in second["reason"] and not second["run_id"]
     assert json.loads(records[0].read_text())["status"] == "interrupted"
+
+
+def test_the_docs_fleet_args_run_and_the_table_says_the_commands_and_a_reasons_start(tmp_path: Path) -> None:
+    """docs/FLEET.md's `args` as written (it said `--max-cost`, which failed every run); the table keeps
+    the start of a long reason, lists each run's next commands, and offers no --resume to a run that
+    never started."""
+    doc = (Path(__file__).parents[2] / "docs" / "FLEET.md").read_text()
+    args_line = next(ln.split("#")[0].strip() for ln in doc.splitlines() if ln.startswith("args = ["))
+    _bots()
+    make_repo(tmp_path / "app")
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(f'bots = ["stopper", "nobody-such"]\n{args_line}\n[[repo]]\npath = "app"\n')
+    out = run_cli("fleet", "run", str(fleet), cwd=tmp_path, timeout=300)
+    assert "No such option" not in out.stdout + out.stderr
+    stopper = next(ln for ln in out.stdout.splitlines() if ln.startswith("stopper "))
+    assert "limit" in stopper and "…" not in stopper.split("limit", 1)[1][:12]  # the reason's start is kept
+    lines = out.stdout.splitlines()
+    continues = [ln.strip() for ln in lines if ln.strip().startswith("continue:")]
+    assert len(continues) == 1 and "openbot run stopper --resume " in continues[0], out.stdout
+    assert continues[0].split("--resume ", 1)[1].strip()  # a real run id
+    never = next(ln for ln in lines if ln.startswith("nobody-such "))
+    assert "error" in never and "--resume" not in out.stdout.split(never, 1)[1].split("stopper", 1)[0]
