@@ -281,3 +281,12 @@ MCP_SERVER = step(
     Secrets.NAMED,
     test="tests/run/test_mcp_planted.py",
 )
+RUN_ATTEMPT = step(
+    "run.attempt",
+    "`openbot run` for one attempt of `--attempts N`, in the user's repository (its own run repository)",
+    (From.OPENBOT, From.USER),
+    Walls.BESIDE,
+    Net.OPEN,
+    Secrets.MODEL,
+    test="tests/run/test_attempts.py",
+)

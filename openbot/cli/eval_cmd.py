@@ -39,9 +39,20 @@ def eval_command(
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Run every task with this model."),  # noqa: UP045
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON here."),  # noqa: UP045
     keep: bool = typer.Option(False, "--keep", help="Keep each task's repository, home and check clone."),
+    only: str = typer.Option(
+        "", "--tasks", help="Run only these tasks: names, comma-separated (a history task: its short sha)."
+    ),
+    parallel: int = typer.Option(1, "--parallel", min=1, help="Tasks at once (each its own run)."),
+    attempts: int | None = typer.Option(
+        None, "--attempts", min=1, help="Passed to each run: N attempts, the first verified kept."
+    ),
+    check_as_verify: bool = typer.Option(
+        False, "--check-as-verify", help="The task's check is the bot's `verify` for its run."
+    ),
 ) -> None:
     """Run a bot over tasks, each in a fresh repository and OPENBOT_HOME; solved = its check passes."""
     name, tasks = _tasks(suite, bot, from_history, check, (max_iterations, max_minutes, max_cost_usd))
+    tasks = _only(tasks, only)
     from openbot.run.eval import report
     from openbot.sandbox import protect_own_environment
 
@@ -55,11 +66,18 @@ def eval_command(
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     shutil.rmtree(workdir / "probe", ignore_errors=True)
-    results = _run_all(tasks, name, workdir, ("--model", model) if model else (), walls)
+    run_args = (*(("--model", model) if model else ()), *(("--attempts", str(attempts)) if attempts else ()))
+    results = _run_all(tasks, name, workdir, run_args, walls, parallel, check_as_verify)
     typer.echo(report.table(results))
     typer.echo("")
     typer.echo(report.verdict(results))
-    meta = {"bot": name, "suite": str(suite) if suite else f"--from-history {from_history}", "model": model}
+    meta = {
+        "bot": name,
+        "suite": str(suite) if suite else f"--from-history {from_history}",
+        "model": model,
+        "attempts": attempts,
+        "check_as_verify": check_as_verify,
+    }
     if json_out is not None:
         json_out.write_text(json.dumps(report.to_json(results, meta), indent=2) + "\n")
     if keep:
@@ -125,6 +143,19 @@ def _tasks(
     return check_name(bot), _history(from_history or 0, check, Limits(*limits))
 
 
+def _only(tasks: list[Task], only: str) -> list[Task]:
+    """The tasks `--tasks` names, in the suite's order; a name that matches none is exit 2."""
+    wanted = [n.strip() for n in only.split(",") if n.strip()]
+    if not wanted:
+        return tasks
+    keys = {t.name: {t.name, t.name.split()[0]} for t in tasks}
+    unknown = [w for w in wanted if not any(w in k for k in keys.values())]
+    if unknown:
+        shown = ", ".join(t.name.split()[0] for t in tasks[:10])
+        raise UsageError(f"--tasks: no task named {unknown[0]!r}", hint=f"the tasks are: {shown}")
+    return [t for t in tasks if keys[t.name] & set(wanted)]
+
+
 def _history(count: int, check: str, limits: object) -> list[Task]:
     from openbot.git.repo import find_repo
     from openbot.run.eval.history import history_tasks
@@ -144,20 +175,30 @@ def _history(count: int, check: str, limits: object) -> list[Task]:
 
 
 def _run_all(
-    tasks: list[Task], bot: str, workdir: Path, run_args: tuple[str, ...], walls: Walls
+    tasks: list[Task],
+    bot: str,
+    workdir: Path,
+    run_args: tuple[str, ...],
+    walls: Walls,
+    parallel: int,
+    as_verify: bool,
 ) -> list[TaskResult]:
+    """Every task, `parallel` at a time, each reported as it ends; the results in the suite's order."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from openbot.run.eval.report import solved_cell
     from openbot.run.eval.runtask import run_task
 
-    results = []
-    for i, task in enumerate(tasks, 1):
+    def one(i: int, task: Task) -> TaskResult:
         print(f"eval: [{i}/{len(tasks)}] {task.name} …", file=sys.stderr, flush=True)
-        r = run_task(task, bot, workdir / f"task-{i:03d}", run_args, walls)
+        r = run_task(task, bot, workdir / f"task-{i:03d}", run_args, walls, as_verify)
         why = f": {r.error}" if r.error else ""
         print(
             f"eval: [{i}/{len(tasks)}] {task.name}: {solved_cell(r)} ({r.status}, {r.wall_secs:.0f} s){why}",
             file=sys.stderr,
             flush=True,
         )
-        results.append(r)
-    return results
+        return r
+
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        return list(pool.map(one, range(1, len(tasks) + 1), tasks))

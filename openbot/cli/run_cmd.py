@@ -75,6 +75,12 @@ def run_command(
     trust_repo_bots: bool = typer.Option(
         False, "--trust-repo-bots", help="Trust the repository's committed bots and skills (for CI)."
     ),
+    attempts: int | None = typer.Option(
+        None, "--attempts", min=1, help="Independent attempts; the first verified is kept (docs/VERIFY.md)."
+    ),
+    attempts_parallel: int | None = typer.Option(
+        None, "--attempts-parallel", min=0, help="Attempts at once (0: 1 on a local server, else all)."
+    ),
 ) -> None:
     """Run a bot: iterate agent sessions in an isolated worktree until it completes or a limit is hit."""
     start(
@@ -104,5 +110,7 @@ def run_command(
             output=output,
             bot_source=bot_source,
             trust_repo_bots=trust_repo_bots,
+            attempts=attempts,
+            attempts_parallel=attempts_parallel,
         )
     )

@@ -52,6 +52,8 @@ class RunArgs:  # `openbot run`'s options, each default the typer command's (a t
     output: str = "text"
     bot_source: str | None = None
     trust_repo_bots: bool = False
+    attempts: int | None = None
+    attempts_parallel: int | None = None
 
 
 def start(a: RunArgs) -> NoReturn:
@@ -59,7 +61,66 @@ def start(a: RunArgs) -> NoReturn:
     from openbot.run.plan import plan_run
 
     request, fmt = _request(a), _output_format(a.output, a.as_json)
-    _execute(plan_run(request), fmt)
+    plan = plan_run(request)
+    if plan.config.attempts > 1:
+        _attempts(a, plan, fmt)
+    _execute(plan, fmt)
+
+
+def _attempts(a: RunArgs, plan: RunPlan, output: str) -> NoReturn:
+    """N attempts as N child runs; the first verified is kept (openbot/run/attempts.py)."""
+    from dataclasses import asdict
+
+    from openbot.run.attempts import Attempts, check_attempts, child_argv, on_local_server, parallel_of
+
+    count, c = plan.config.attempts, plan.config
+    check_attempts(
+        count, plan.resume is not None, plan.use_worktree, plan.verify.commands, plan.verify.merge_unverified
+    )
+    assert plan.repo is not None  # a run repository per attempt: check_attempts saw to it
+    parallel = parallel_of(c.attempts_parallel, count, on_local_server(plan.model, c.base_url))
+    runner = Attempts(child_argv(asdict(a)), count, parallel, plan.repo, _say)
+    if output == "jsonl":
+        runner.forward = _write_out
+    if parallel > 1:
+        runner.logs = _attempt_logs()
+        _say(f"{count} attempts, {parallel} at a time; their output: {runner.logs}")
+    kept, ended = runner.run()
+    summary = {k: v for k, v in kept.summary.items() if k not in ("type", "ts", "seq")}
+    summary["attempts"] = [
+        {
+            "attempt": x.number,
+            "status": x.summary.get("status"),
+            "verified": x.summary.get("verified"),
+            "kept": x is kept,
+            "exit_code": x.exit_code,
+        }
+        for x in sorted(ended, key=lambda x: x.number)
+    ]
+    if output == "jsonl":
+        _write_out((json.dumps({"type": "run_summary", **summary}) + "\n").encode())
+    elif output == "json":
+        print(json.dumps(summary, indent=2), flush=True)
+    raise SystemExit(kept.exit_code)
+
+
+def _say(line: str) -> None:
+    print(visible(f"openbot: {line}"), file=sys.stderr, flush=True)
+
+
+def _write_out(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _attempt_logs() -> Path:
+    from datetime import UTC, datetime
+
+    from openbot import paths
+
+    logs = paths.home() / "attempts" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    logs.mkdir(parents=True, exist_ok=True)
+    return logs
 
 
 def direct(bot: str) -> NoReturn:
@@ -135,6 +196,8 @@ CONFIG_FLAGS = (
     "thinking",
     "cache_ttl",
     "api_patience_minutes",
+    "attempts",
+    "attempts_parallel",
 )
 
 

@@ -184,6 +184,16 @@ class BotConfig:
     verify_attempts: int = _f(
         3, "Failed verifications before the run ends `unverified` (exit 5).", allowed=Range(1, high=100)
     )
+    attempts: int = _f(
+        1,
+        "Independent attempts at each run, each in its own run repository; the first verified is kept.",
+        allowed=Range(1, high=20),
+    )
+    attempts_parallel: int = _f(
+        0,
+        "Attempts at once; 0 = one at a time on a local model server, all at once elsewhere.",
+        allowed=Range(0, high=20),
+    )
     merge_unverified: bool = _f(False, "Let `merge` apply to work that was not verified (shown everywhere).")
     question_unchanged: bool = _f(
         True,

@@ -55,15 +55,23 @@ class TaskResult:
 
 
 def run_task(
-    task: Task, bot: str, workdir: Path, run_args: tuple[str, ...] = (), walls: Walls | None = None
+    task: Task,
+    bot: str,
+    workdir: Path,
+    run_args: tuple[str, ...] = (),
+    walls: Walls | None = None,
+    check_as_verify: bool = False,
 ) -> TaskResult:
     """Run `bot` on `task` under `workdir` (made fresh) and judge the result by the task's check, run in
-    `walls` (the bot's sandbox settings: check.py)."""
+    `walls` (the bot's sandbox settings: check.py); `check_as_verify`: the check is also the bot's `verify`
+    for the run (openbot checks the work with it at session_complete)."""
     result = TaskResult(task.name)
     workdir.mkdir(parents=True)
     repo = workdir / "repo"
     try:
         home, _ = prepare.make_home(bot, workdir / "home")  # what it left out was said once, up front
+        if check_as_verify:
+            verify_with(home / "bots" / bot / "config.md", task.check)
         base = prepare.make_repo(task, repo)
     except OpenbotError as e:
         result.error = e.one_line()
@@ -92,6 +100,18 @@ def run_task(
         result.error = f"the check did not run: {e.one_line()}"
     result.solved = result.check_exit == 0
     return result
+
+
+def verify_with(config: Path, check: str) -> None:
+    """The task's copy of the bot's config.md with `verify = [check]` (its other keys as they were)."""
+    import tomlkit
+
+    from openbot.config.frontmatter import split_frontmatter
+
+    fm, body = split_frontmatter(config.read_text(encoding="utf-8"), config)
+    doc = tomlkit.parse(fm or "")
+    doc["verify"] = [check]
+    config.write_text(f"+++\n{tomlkit.dumps(doc).strip()}\n+++\n{body}", encoding="utf-8")
 
 
 def _openbot_run(
