@@ -1,16 +1,19 @@
-"""The real-model benchmark: openbot (through `openbot eval`) and mini-swe-agent on the same small tasks,
-the same local model and server, the same checks. Not a test: it needs the model server and takes an hour.
+"""The real-model benchmark: openbot, aider and mini-swe-agent on the same tasks, the same local model and
+server, the same checks. Not a test: it needs the model server and takes an hour or more.
 
-    ../shared/realmodel/serve.sh start      # Qwen2.5-Coder-1.5B on 127.0.0.1:8089 (docs/BENCHMARKS.md)
-    python3 -m venv /work/mswea && /work/mswea/bin/pip install mini-swe-agent
-    python scripts/bench_realmodel.py --harness openbot,mini [--tasks a,b] [--minutes 3] [--json out.json]
+    ../shared/realmodel/serve.sh start       # Qwen2.5-Coder-1.5B on 127.0.0.1:8089 (docs/BENCHMARKS.md)
+    python3 -m venv /work/bench-tools/aider && /work/bench-tools/aider/bin/pip install aider-chat==0.86.2
+    python3 -m venv /work/bench-tools/mswea && /work/bench-tools/mswea/bin/pip install mini-swe-agent
+    python scripts/bench_realmodel.py [--sets A,B] [--harness openbot,aider,mini] [--minutes 4] [--json f]
 
-Harnesses: `openbot` (the bot config below, no tool_protocol key), `openbot-native`, `openbot-text`,
-`openbot-auto` (tool_protocol = native/text/auto: skipped, and said, where this openbot has no such key),
-`mini` (mini-swe-agent's mini_textbased.yaml, litellm_textbased, as its docs say for local models).
-Every task's repository is made fresh for every harness from the recipe in bench_tasks.py; a task counts as
-solved only when its check passes in a clean clone of what the harness left (committed or not). Before any
-harness runs, each check is proved to fail on the untouched repository and to pass after a reference fix.
+Task sets (scripts/bench_sets.py): A, six small tasks written for this benchmark; B, fixes from two small
+libraries' history made by `openbot eval --from-history`; suite, the project's older 11 tasks.
+One task at a time, the harnesses in turn on each task. A task counts as solved only when its check — run
+here, by this script, in a clean clone of what the harness left (committed or not; B: the commit's own
+tests put back first) — exits 0. Before any harness runs, each check is proved to fail on the untouched
+repository and to pass after the reference fix (B: the original commit). Each row records the harness's
+exit code, whether it said it was done, and whether it said that nothing checked its work: a "false done"
+is a claimed done on failing work that did not say so. The load average goes with every row.
 """
 
 from __future__ import annotations
@@ -18,237 +21,160 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_tasks import TASKS, BenchTask  # noqa: E402
+from bench_harnesses import HARNESSES, Outcome  # noqa: E402
+from bench_sets import Item, set_a, set_b, suite_set  # noqa: E402
 
-from openbot.git.gitcmd import run_git  # noqa: E402
 from openbot.run.eval import prepare  # noqa: E402
-from openbot.run.eval.suite import Limits, Task  # noqa: E402
+from openbot.run.eval.suite import Limits  # noqa: E402
 
-MODEL = "qwen2.5-coder-1.5b"
-PROTOCOLS = {"openbot": None, "openbot-native": "native", "openbot-text": "text", "openbot-auto": "auto"}
-MINI = os.environ.get("MINI_SWE_AGENT", "/work/mswea/bin/mini")
-INSTRUCTIONS = "You change files in a tiny repository. Do the task, then call session_complete."
+SETS = {"A": set_a, "B": set_b, "suite": suite_set}
 
 
-def _task(t: BenchTask, minutes: float) -> Task:
-    limits = Limits(max_iterations=2, max_minutes=minutes, check_timeout_secs=60)
-    return Task(name=t["name"], prompt=t["prompt"], check=t["check"], limits=limits, files=t["files"])
-
-
-def selftest(tasks: list[BenchTask], tmp: Path) -> None:
-    """Each check fails on the untouched repository and passes after the reference fix: else stop here."""
-    for t in tasks:
-        repo = tmp / "selftest" / t["name"]
-        prepare.make_repo(_task(t, 1), repo)
-        before, _ = prepare.run_check(t["check"], repo, 60)
-        subprocess.run(["bash", "-c", t["solve"]], cwd=repo, check=True)
-        after, out = prepare.run_check(t["check"], repo, 60)
-        if before == 0 or after != 0:
-            sys.exit(f"selftest: {t['name']}: check exits {before} untouched, {after} fixed: {out[-300:]}")
-    print(f"selftest: {len(tasks)} checks fail untouched and pass after the reference fix", file=sys.stderr)
-
-
-def bot_config(base_url: str, protocol: str | None) -> str:
-    keys = [
-        f'model = "llamacpp:{MODEL}"',
-        f'base_url = "{base_url}"',
-        "context_window = 8192",
-        "sleep_secs = 0",
-        "max_turn_steps = 6",  # a small model that loops is stopped early
-        "max_output_tokens = 1024",  # openbot's minimum; generation runs at 2-10 tok/s here
-        "stall_timeout_secs = 300",  # a CPU server reads a 2k prompt ~85 s in silence
-        "api_patience_minutes = 2",
-    ]
-    if protocol is not None:
-        keys.append(f'tool_protocol = "{protocol}"')
-    return "+++\n" + "\n".join(keys) + "\n+++\n\n" + INSTRUCTIONS + "\n"
-
-
-def run_openbot(name: str, tasks: list[BenchTask], args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    home = tmp / f"home-{name}"
-    (home / "bots" / "bench").mkdir(parents=True)
-    (home / "bots" / "bench" / "config.md").write_text(bot_config(args.base_url, PROTOCOLS[name]))
-    env = {**os.environ, "OPENBOT_HOME": str(home)}
-    shown = subprocess.run(
-        [sys.executable, "-m", "openbot", "bots", "show", "bench"], env=env, capture_output=True, text=True
-    )
-    if shown.returncode != 0:  # this openbot does not know tool_protocol (or the config is wrong): say so
-        return {"harness": name, "skipped": (shown.stderr.strip().splitlines() or ["?"])[-1]}
-    suite = tmp / f"suite-{name}.toml"
-    suite.write_text(suite_toml(tasks, args.minutes))
-    out = tmp / f"{name}.json"
-    cmd = [sys.executable, "-m", "openbot", "eval", str(suite), "--bot", "bench", "--json", str(out)]
-    print(f"bench: {name}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
-    subprocess.run(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL)
-    data = json.loads(out.read_text())
-    rows = [
-        {
-            k: r[k]
-            for k in ("name", "solved", "claimed_done", "model_calls", "tool_calls", "tokens", "wall_secs")
-        }
-        | {"status": r["status"], "exit": r["exit_code"], "check_exit": r["check_exit"]}
-        for r in data["results"]
-    ]
-    return {"harness": name, "rows": rows}
-
-
-def suite_toml(tasks: list[BenchTask], minutes: float) -> str:
-    lines = [f"[defaults]\nmax_iterations = 2\nmax_minutes = {minutes}\ncheck_timeout_secs = 60\n"]
-    for t in tasks:
-        files = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in t["files"].items())
-        lines.append(
-            f"[[task]]\nname = {json.dumps(t['name'])}\nprompt = {json.dumps(t['prompt'])}\n"
-            f"check = {json.dumps(t['check'])}\nfiles = {{ {files} }}\n"
-        )
-    return "\n".join(lines)
-
-
-def run_mini(tasks: list[BenchTask], args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    rows = []
-    for i, t in enumerate(tasks, 1):
-        print(f"bench: mini [{i}/{len(tasks)}] {t['name']} …", file=sys.stderr, flush=True)
-        rows.append(mini_task(t, args, tmp / "mini" / t["name"]))
-        r = rows[-1]
-        print(
-            f"bench: mini {t['name']}: solved={r['solved']} ({r['status']}, {r['wall_secs']} s)",
-            file=sys.stderr,
-        )
-    return {"harness": "mini", "rows": rows}
-
-
-def mini_task(t: BenchTask, args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    task = _task(t, args.minutes)
-    repo = work / "repo"
-    work.mkdir(parents=True)
-    base = prepare.make_repo(task, repo)
-    wall = int(args.minutes * 60)
-    cmd = [MINI, "-y", "--exit-immediately", "--model-class", "litellm_textbased", "-m", f"openai/{MODEL}"]
-    cmd += ["-c", "mini_textbased.yaml", "-c", f"model.model_kwargs.api_base={args.base_url}"]
-    cmd += ["-c", "model.cost_tracking=ignore_errors", "-c", f"agent.step_limit={args.mini_steps}"]
-    cmd += ["-c", "model.model_kwargs.max_tokens=1024"]  # as openbot's max_output_tokens
-    cmd += ["-c", f"agent.wall_time_limit_seconds={wall}", "-c", f"environment.cwd={repo}"]
-    cmd += ["-t", t["prompt"], "-o", str(work / "traj.json")]
-    env = {
-        **os.environ,
-        "MSWEA_CONFIGURED": "true",
-        "OPENAI_API_KEY": "none",
-        "MSWEA_COST_TRACKING": "ignore_errors",
-    }
-    started = time.monotonic()
+def check(item: Item, repo: Path, commit: str, dest: Path) -> tuple[int | None, str]:
+    """The task's check on a clean clone of `repo` at `commit`: this script's own judgement."""
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(repo), str(dest)], check=True)
+    subprocess.run(["git", "-C", str(dest), "checkout", "-q", "--detach", commit], check=True)
+    for path in item.task.check_paths:  # B: the commit's own tests, whatever the harness did to them
+        subprocess.run(["git", "-C", str(dest), "checkout", "-q", item.task.base, "--", path], check=True)
     try:
-        with (work / "mini.log").open("w") as log:
-            subprocess.run(
-                cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=wall + 120
-            )
+        proc = subprocess.run(
+            ["bash", "-c", item.task.check],
+            cwd=dest,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     except subprocess.TimeoutExpired:
-        pass
-    secs = round(time.monotonic() - started, 1)
-    # What mini-swe-agent left in the directory, committed so a clean clone can be checked.
-    run_git(repo, "add", "-A")
-    run_git(repo, *prepare.IDENTITY, "commit", "-q", "--allow-empty", "-m", "mini-swe-agent's work")
-    prepare.check_out(repo, prepare.commit_of(repo, "HEAD"), work / "check", task, base)
-    check_exit, _ = prepare.run_check(t["check"], work / "check", 60)
-    traj = _trajectory(work / "traj.json")
+        return None, "timed out"
+    return proc.returncode, (proc.stdout + proc.stderr)[-600:]
+
+
+def selftest(items: list[Item], tmp: Path) -> None:
+    """Each check fails on the untouched repository and passes after the reference fix: else stop here."""
+    for item in items:
+        work = tmp / "selftest" / item.task.name.split()[0]
+        repo = work / "repo"
+        prepare.make_repo(item.task, repo)
+        before, _ = check(item, repo, "HEAD", work / "before")
+        if item.solve:
+            subprocess.run(["bash", "-c", item.solve], cwd=repo, check=True)
+            subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+            subprocess.run(["git", *prepare.IDENTITY, "commit", "-qm", "fix"], cwd=repo, check=True)
+        fixed = "HEAD" if item.solve else item.task.base
+        after, out = check(item, repo, fixed, work / "after")
+        if before == 0 or after != 0:
+            sys.exit(f"selftest: {item.task.name}: check exits {before} untouched, {after} fixed: {out}")
+    print(f"selftest: {len(items)} checks fail untouched and pass after the fix", file=sys.stderr)
+
+
+def one(harness: str, item: Item, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    load = os.getloadavg()[0]
+    work.mkdir(parents=True)
+    try:
+        o: Outcome = HARNESSES[harness](item, work, args.base_url, args.minutes)
+    except (RuntimeError, subprocess.CalledProcessError) as e:
+        return {"harness": harness, "task": item.task.name, "set": item.set, "error": str(e), "solved": False}
+    check_exit, out = check(item, o.repo, o.commit, work / "check")
+    solved = check_exit == 0
     return {
-        "name": t["name"],
-        "solved": check_exit == 0,
-        "claimed_done": traj["status"] == "Submitted",
-        "status": traj["status"] or "no trajectory",
-        "exit": None,
+        "harness": harness,
+        "set": item.set,
+        "task": item.task.name,
+        "solved": solved,
         "check_exit": check_exit,
-        "model_calls": traj["calls"],
-        "tool_calls": traj["actions"],
-        "tokens": traj["tokens"],
-        "wall_secs": secs,
+        "check_tail": "" if solved else out[-300:],
+        "exit": o.exit,
+        "claimed_done": o.claimed_done,
+        "said_unchecked": o.said_unchecked,
+        "false_done": o.claimed_done and not solved and not o.said_unchecked,
+        "exit0_failing": o.exit == 0 and not solved,
+        "status": o.status,
+        "wall_secs": o.wall_secs,
+        "load_before": round(load, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+        **o.info,
     }
 
 
-def _trajectory(path: Path) -> dict[str, Any]:
-    """Calls, actions run, tokens (prompt + completion, as the server counted them) and the exit status."""
-    found: dict[str, Any] = {"calls": 0, "actions": 0, "tokens": 0, "status": ""}
-    if not path.exists():
-        return found
-    data = json.loads(path.read_text())
-    found["status"] = data.get("info", {}).get("exit_status", "")
-    for m in data.get("messages", []):
-        extra = m.get("extra") or {}
-        response = extra.get("response")
-        if isinstance(response, dict):
-            usage = response.get("usage") or {}
-            found["calls"] += 1
-            found["tokens"] += int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
-        found["actions"] += len(extra.get("actions") or []) if m.get("role") == "assistant" else 0
-    return found
-
-
-def table(results: list[dict[str, Any]], tasks: list[BenchTask]) -> str:
+def table(rows: list[dict[str, Any]], harnesses: list[str], sets: list[str]) -> str:
     lines = [
-        "| harness | solved | claimed done, check failed | model calls | tool calls | tokens | wall |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| set | harness | solved | exit 0 on failing work | false done (said nothing) | wall | load avg |",
+        "|---|---|---:|---:|---:|---:|---|",
     ]
-    for h in results:
-        if "skipped" in h:
-            lines.append(f"| {h['harness']} | not run: {h['skipped']} | | | | | |")
-            continue
-        rows = h["rows"]
-        claimed = sum(r["claimed_done"] and not r["solved"] for r in rows)
-        lines.append(
-            f"| {h['harness']} | {sum(r['solved'] for r in rows)} of {len(rows)} | {claimed} "
-            f"| {sum(r['model_calls'] for r in rows)} | {sum(r['tool_calls'] for r in rows)} "
-            f"| {sum(r['tokens'] for r in rows):,} | {sum(r['wall_secs'] for r in rows) / 60:.1f} min |"
-        )
-    ran = [h for h in results if "rows" in h]
-    lines += ["", "| task | level | " + " | ".join(h["harness"] for h in ran) + " |"]
-    lines.append("|---|---:|" + "---|" * len(ran))
-    for t in tasks:
-        cells = []
-        for h in ran:
-            r = next(r for r in h["rows"] if r["name"] == t["name"])
-            cells.append(
-                ("**solved**" if r["solved"] else "no") + f" ({r['status']}, {r['wall_secs']:.0f} s)"
+    for s in sets:
+        for h in harnesses:
+            rs = [r for r in rows if r["harness"] == h and r["set"] == s]
+            if not rs:
+                continue
+            loads = [r.get("load_before", 0) for r in rs]
+            failing = sum(r.get("exit0_failing", False) for r in rs)
+            false_done = sum(r.get("false_done", False) for r in rs)
+            minutes = sum(r.get("wall_secs", 0) for r in rs) / 60
+            lines.append(
+                f"| {s} | {h} | **{sum(r['solved'] for r in rs)} of {len(rs)}** | {failing} | {false_done} "
+                f"| {minutes:.1f} min | {min(loads):.1f}–{max(loads):.1f} |"
             )
-        lines.append(f"| {t['name']} | {t['level']} | " + " | ".join(cells) + " |")
+    lines += ["", "| task | " + " | ".join(harnesses) + " |", "|---|" + "---|" * len(harnesses)]
+    for name in dict.fromkeys(r["task"] for r in rows):
+        cells = []
+        for h in harnesses:
+            r = next((r for r in rows if r["harness"] == h and r["task"] == name), None)
+            cells.append(_cell(r))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _cell(r: dict[str, Any] | None) -> str:
+    if r is None:
+        return ""
+    if "error" in r:
+        return f"error: {r['error'][:60]}"
+    word = "**solved**" if r["solved"] else ("no, **false done**" if r["false_done"] else "no")
+    return f"{word} (exit {r['exit']}, {r['status']}, {r['wall_secs']:.0f} s, load {r['load_before']:.1f})"
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument(
-        "--harness", default="openbot,mini", help=f"comma list of {', '.join([*PROTOCOLS, 'mini'])}"
-    )
-    p.add_argument("--tasks", default="", help="comma list of task names (default: all)")
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    p.add_argument("--sets", default="A,B", help="comma list of A, B, suite")
+    p.add_argument("--harness", default="openbot,aider,mini", help=f"comma list of {', '.join(HARNESSES)}")
+    p.add_argument("--tasks", default="", help="comma list of task names (B: the commit's short sha)")
     p.add_argument("--base-url", default="http://127.0.0.1:8089/v1")
-    p.add_argument("--minutes", type=float, default=3.0, help="wall cap per task (openbot: max_minutes)")
-    p.add_argument(
-        "--mini-steps",
-        type=int,
-        default=12,
-        help="mini-swe-agent's step_limit (openbot: 2 iterations x 6 steps)",
-    )
-    p.add_argument("--json", type=Path, help="write every row here")
+    p.add_argument("--minutes", type=float, default=4.0, help="wall cap per task and harness")
+    p.add_argument("--json", type=Path, help="write every row here (after each task)")
     p.add_argument("--selftest", action="store_true", help="only prove the checks, run no harness")
+    p.add_argument("--keep", action="store_true", help="keep the work directory")
     args = p.parse_args()
-    wanted = [n for n in args.tasks.split(",") if n]
-    tasks = [t for t in TASKS if not wanted or t["name"] in wanted]
+    limits = Limits(max_minutes=args.minutes, check_timeout_secs=120)
+    sets = args.sets.split(",")
+    wanted = {n for n in args.tasks.split(",") if n}
+    items = [i for s in sets for i in SETS[s](limits) if not wanted or wanted & {i.task.name, i.sha}]
     tmp = Path(tempfile.mkdtemp(prefix="bench-realmodel-"))
-    selftest(tasks, tmp)
+    selftest(items, tmp)
     if args.selftest:
         return
-    results = []
-    for name in args.harness.split(","):
-        results.append(run_mini(tasks, args, tmp) if name == "mini" else run_openbot(name, tasks, args, tmp))
-        if args.json:
-            args.json.write_text(json.dumps(results, indent=2) + "\n")
-    print(table(results, tasks))
-    print(f"\n(work kept in {tmp})", file=sys.stderr)
+    harnesses = args.harness.split(",")
+    rows: list[dict[str, Any]] = []
+    for n, item in enumerate(items, 1):
+        for h in harnesses:
+            print(f"bench: [{n}/{len(items)}] {item.task.name[:40]} {h} …", file=sys.stderr, flush=True)
+            rows.append(one(h, item, args, tmp / h / f"{n:02d}"))
+            print(f"bench:   {_cell(rows[-1])}", file=sys.stderr, flush=True)
+            if args.json:
+                args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    print(table(rows, harnesses, sets))
+    if args.keep:
+        print(f"\n(work kept in {tmp})", file=sys.stderr)
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
