@@ -95,7 +95,11 @@ def test_model_keys_reach_no_step_but_openbots_own_run(keys: None, started: list
         leaked = sorted(k for k in seen["env"] if k in MODEL_KEYS)
         assert leaked == (sorted(MODEL_KEYS) if s.secrets is Secrets.MODEL else []), s.name
         assert seen["env"]["PLAIN"] == "kept"
-    assert [s.name for s in gate.steps() if s.secrets is Secrets.MODEL] == ["eval.run", "fleet.run"]
+    assert [s.name for s in gate.steps() if s.secrets is Secrets.MODEL] == [
+        "eval.run",
+        "fleet.run",
+        "run.attempt",
+    ]
 
 
 def test_secret_looking_names_are_dropped_from_an_inherited_env_unless_named(keys: None) -> None:

@@ -65,7 +65,8 @@ def test_check_as_verify_makes_openbot_check_the_work_with_the_tasks_check(tmp_p
 
 
 def test_attempts_are_passed_to_each_run_and_the_verified_attempt_is_checked(tmp_path: Path) -> None:
-    make_bot("fixer", SCRIPT, config='verify_attempts = 1\nenv_passthrough = ["OPENBOT_ATTEMPT"]')
+    config = 'verify_attempts = 1\nenv_passthrough = ["OPENBOT_ATTEMPT"]\nattempts_parallel = 1'
+    make_bot("fixer", SCRIPT, config=config)  # one attempt at a time: the first one's calls all happen
     suite = tmp_path / "suite.toml"
     suite.write_text('bot = "fixer"\n[defaults]\nmax_iterations = 1\n\n' + recipe("second", SECOND))
     once = run_cli("eval", str(suite), "--check-as-verify", "--json", "once.json", cwd=tmp_path)
