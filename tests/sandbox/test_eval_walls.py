@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import complete, make_bot, reply, shell
+from openbot.run.eval.homecopy import MAX_BYTES as HOMECOPY_MAX
+from tests.helpers import complete, make_bot, reply, run_cli, shell
 from tests.sandbox.conftest import User, needs_bwrap
 
 SCRIPT = [reply("", shell("sh solve.sh")), reply("", complete())]
@@ -241,3 +242,17 @@ def test_evals_copy_of_the_bot_follows_no_link_the_agent_planted(user: User) -> 
     assert "host-secret-text" not in "".join(
         p.read_text(errors="replace") for p in (kept / "task-001" / "home").rglob("*") if p.is_file()
     )
+
+
+def test_a_bot_directory_too_big_to_copy_is_one_line_before_any_task(tmp_path: Path) -> None:
+    bot = make_bot("hostile", SCRIPT)
+    with (bot / "skills.tar").open("wb") as f:  # sparse: nothing of it is on the disk
+        f.truncate(HOMECOPY_MAX + 1)
+    (tmp_path / "s.toml").write_text(
+        'bot = "hostile"\n[[task]]\nprompt = "p"\ncheck = "true"\nfiles = {a = "b"}\n'
+    )
+    proc = run_cli("eval", "s.toml", cwd=tmp_path, env={"TMPDIR": str(tmp_path)})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert f"{bot} holds more than 100 MB" in line and "eval: [1/" not in proc.stderr
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("openbot-eval-")] == []

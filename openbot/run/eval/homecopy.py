@@ -84,6 +84,8 @@ def _copy_file(job: Copy, path: Path, dest: Path, rel: str) -> None:
         if not stat.S_ISREG(mode):  # swapped for a FIFO or a device since it was listed
             job.left_out.append(f"{rel} ({_kind(mode)})")
             return
+        if job.bytes + os.fstat(fd).st_size > MAX_BYTES:  # said before a byte is copied (a sparse file)
+            _too_big(job, f"more than {MAX_BYTES >> 20} MB")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         with os.fdopen(os.open(dest, flags, stat.S_IMODE(mode) | 0o600), "wb") as out:
             while chunk := os.read(fd, _CHUNK):
