@@ -121,26 +121,36 @@ def _table_in(doc: str) -> str:
     return doc.split("<!-- gate-steps -->\n", 1)[1].split("<!-- /gate-steps -->", 1)[0]
 
 
-def test_the_sandbox_doc_holds_the_gates_list_of_steps() -> None:
-    # after declaring or changing a step: python scripts/render_steps.py
-    assert _table_in((ROOT / "docs" / "SANDBOX.md").read_text()) == gate.table()
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, timeout=60
-    )
-    assert (done.returncode, done.stdout) == (0, "")
-
-
-def test_the_render_script_rewrites_a_stale_table(tmp_path: Path) -> None:
+def _render_steps() -> Any:
+    """scripts/render_steps.py as a module (run in this process: no interpreter started)."""
     sys.path.insert(0, str(SCRIPT.parent))
     try:
         import render_steps
     finally:
         sys.path.remove(str(SCRIPT.parent))
-    stale = "intro\n<!-- gate-steps -->\n| step | old |\n<!-- /gate-steps -->\nrest\n"
-    assert (
-        render_steps.rendered(stale)
-        == f"intro\n<!-- gate-steps -->\n{gate.table()}<!-- /gate-steps -->\nrest\n"
-    )
+    return render_steps
+
+
+def test_the_sandbox_doc_holds_the_gates_list_of_steps() -> None:
+    # after declaring or changing a step: python scripts/render_steps.py
+    assert _table_in((ROOT / "docs" / "SANDBOX.md").read_text()) == gate.table()
+
+
+def test_the_render_script_finds_a_stale_table_and_rewrites_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    render_steps = _render_steps()
+    doc = tmp_path / "SANDBOX.md"
+    doc.write_text("intro\n<!-- gate-steps -->\n| step | old |\n<!-- /gate-steps -->\nrest\n")
+    monkeypatch.setattr(render_steps, "DOC", doc)
+    monkeypatch.setattr(sys, "argv", ["render_steps.py", "--check"])
+    assert render_steps.main() == 1
+    assert "run scripts/render_steps.py" in capsys.readouterr().out
+    monkeypatch.setattr(sys, "argv", ["render_steps.py"])
+    assert render_steps.main() == 0
+    assert doc.read_text() == f"intro\n<!-- gate-steps -->\n{gate.table()}<!-- /gate-steps -->\nrest\n"
+    monkeypatch.setattr(sys, "argv", ["render_steps.py", "--check"])
+    assert render_steps.main() == 0
     with pytest.raises(ValueError, match="markers"):
         render_steps.rendered("no table here\n")
 
