@@ -153,6 +153,7 @@ NoticeKind = Literal[  # docs/EVENTS.md says what each one's `data` holds and wh
     "empty_reply",
     "no_tool_call",
     "text_tool_calls",
+    "text_call_not_run",
     "pause_turn",
     "refusal",
     "prompt_too_long",

@@ -40,6 +40,7 @@ class Completion:
 
     summary: str
     action: Action
+    as_text: bool = False  # read from the reply's text (agent/textreply.py): merges only verified work
 
 
 class Cancel(threading.Event):

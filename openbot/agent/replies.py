@@ -10,6 +10,8 @@
     a defect (tool input not JSON; a call written as text that cannot be read or names no tool here)
                                           nothing runs, not kept; the model is told and asked again
     spent on thinking (no text, no call)  not kept; the model is asked again for text or a tool call
+    a call written as text that is not the whole reply (quoted, negated, in prose: agent/textreply.py)
+                                          nothing runs; kept; the model is told the rule and asked again
     text, no call, before anything ran    kept; the model is told nothing ran and asked to call a tool or
                                           session_complete (then `Stuck`: the session ends `limit`)
     text, no call, after tools ran        the turn ends: the model ended its iteration (the prompt says so)
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from openbot.agent.models.base import ModelReply
+from openbot.agent.textreply import NOT_RUN_RULE
 from openbot.events import NoticeKind
 
 MAX_REASKS = 3
@@ -44,14 +47,15 @@ NO_CALL = (
     "session_complete (with a summary and an action) when the task is done or cannot be done."
 )
 TEXT_FORMAT = (
-    " To call a tool in text, write one fenced block per call, exactly:\n```json\n"
+    " To call a tool in text, reply with one fenced block per call and nothing after it, exactly:\n```json\n"
     '{"name": "shell", "arguments": {"command": "ls"}}\n```'
 )
 
 
-def judge(reply: ModelReply, *, acted: bool = True, text_calls: bool = False) -> Verdict:
+def judge(reply: ModelReply, *, acted: bool = True, text_calls: bool = False, not_run: str = "") -> Verdict:
     """What to do with `reply`. `acted`: a tool ran in this turn (or runs from this reply); `text_calls`:
-    calls written as text are accepted, so the model is shown that format when it called nothing."""
+    calls written as text are accepted, so the model is shown that format when it called nothing;
+    `not_run`: why a call written in the reply's text does not run."""
     if reply.stop_reason == "refusal":
         return Verdict("refused", keep=False, event="refusal")
     if reply.defect:
@@ -78,6 +82,9 @@ def judge(reply: ModelReply, *, acted: bool = True, text_calls: bool = False) ->
         return Verdict("reask", keep=False, note=note, event="empty_reply")
     if reply.stop_reason == "pause_turn" and not reply.tool_uses:
         return Verdict("continue", keep=True, event="pause_turn")
+    if not_run and not reply.tool_uses:
+        note = f"[openbot] Nothing in your last reply was run ({not_run}): {NOT_RUN_RULE}."
+        return Verdict("reask", keep=True, note=note, event="text_call_not_run")
     if not acted and not reply.tool_uses and not reply.empty:
         note = NO_CALL + (TEXT_FORMAT if text_calls else "")
         return Verdict("reask", keep=True, note=note, event="no_tool_call")

@@ -15,7 +15,8 @@ of those, arguments as an object or as a JSON string. JSON as small models write
 newlines in strings, trailing commas, Python literals (True, None, single quotes). What looks like a
 call but cannot be read (a tag or fence that is not JSON, a call naming a tool not offered, arguments
 that are not an object) is a `problem`: the turn runs nothing of that reply and tells the model why.
-Backend-agnostic: only the reply's text and the offered tool names go in.
+Backend-agnostic: only the reply's text and the offered tool names go in. Where each call stands in the
+text (`spans`) is kept: whether a reply *is* its calls, and so whether they run, is agent/textreply.py's.
 """
 
 from __future__ import annotations
@@ -27,10 +28,6 @@ import re
 import tokenize
 from collections.abc import Collection
 from dataclasses import dataclass, field
-
-from openbot.agent.tools.base import Tool
-from openbot.events import EventSink, Notice
-from openbot.state.messages import ToolResultBlock, ToolUseBlock
 
 Form = str  # "tagged" | "fenced" | "bare"
 
@@ -59,6 +56,7 @@ class Found:
 
     calls: list[TextCall] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)  # where in the text the calls are
 
     @property
     def forms(self) -> list[str]:
@@ -73,10 +71,10 @@ def find_calls(text: str, tools: Collection[str]) -> Found:
         if m.group(3):  # <function=NAME>{arguments}</function>
             body = _unfence(m.group(4))
             value, error = load(body) if body else ({}, "")
-            _add(found, {"name": m.group(3), "arguments": value}, tools, "tagged", error, strong=True)
+            value = {"name": m.group(3), "arguments": value}
         else:
             value, error = load(_unfence(m.group(2)))
-            _add(found, value, tools, "tagged", error, strong=True)
+        _add(found, value, tools, "tagged", error, strong=True, span=m.span())
     pos = 0
     while f := _FENCE.search(text, pos):
         pos = f.end()
@@ -86,7 +84,7 @@ def find_calls(text: str, tools: Collection[str]) -> Found:
         span = f.span()
         if body.startswith(("{", "[")):
             value, error, span = _fenced(text, f)
-            _add(found, value, tools, "fenced", error, strong=bool(_CALLISH.search(body)))
+            _add(found, value, tools, "fenced", error, strong=bool(_CALLISH.search(body)), span=span)
             pos = span[1]
         taken.append(span)  # any fence: code in a ```python block is not a call
     _bare(text, taken, found, tools)
@@ -119,11 +117,11 @@ def _bare(text: str, taken: list[tuple[int, int]], found: Found, tools: Collecti
             continue
         value, end, error = _decode_at(text, i)
         if end:
-            _add(found, value, tools, "bare", "", strong=False)
+            _add(found, value, tools, "bare", "", strong=False, span=(i, end))
             i = text.find("{", end)
             continue
         if _CALLISH.match(text, i):
-            _add(found, None, tools, "bare", error, strong=True)
+            _add(found, None, tools, "bare", error, strong=True, span=(i, i))
             return  # the rest of the text cannot be read reliably after a broken object
         i = text.find("{", i + 1)
 
@@ -189,10 +187,27 @@ def _several(body: str) -> list[object]:
 
 
 def _add(
-    found: Found, value: object, tools: Collection[str], form: Form, error: str, *, strong: bool
+    found: Found,
+    value: object,
+    tools: Collection[str],
+    form: Form,
+    error: str,
+    *,
+    strong: bool,
+    span: tuple[int, int],
 ) -> None:
-    """Add the calls in `value`. `strong`: the span says it is a call (a tag, or call-shaped text), so
-    anything unreadable in it is a problem; otherwise what is not call-shaped is just text."""
+    """Add the calls in `value`, read from `span` of the text. `strong`: the span says it is a call (a
+    tag, or call-shaped text), so anything unreadable in it is a problem; otherwise what is not
+    call-shaped is just text."""
+    before = len(found.calls)
+    _add_calls(found, value, tools, form, error, strong)
+    if len(found.calls) > before:
+        found.spans.append(span)
+
+
+def _add_calls(
+    found: Found, value: object, tools: Collection[str], form: Form, error: str, strong: bool
+) -> None:
     where = {"tagged": "a tool-call tag", "fenced": "a fenced block", "bare": "JSON in your text"}[form]
     if value is None:
         if strong:
@@ -255,45 +270,3 @@ def _arguments(args: object) -> tuple[dict[str, object], str]:
     if not isinstance(args, dict):
         return {}, f"its arguments must be a JSON object, not {type(args).__name__}"
     return args, ""
-
-
-def read_calls(text: str, tools: list[Tool], step: int, sink: EventSink) -> tuple[list[ToolUseBlock], str]:
-    """The calls `text` holds, as the turn runs them, and a defect ("" when none): what looked like a call
-    but cannot be used makes the whole reply unusable, as a native call with bad input does."""
-    found = find_calls(text, [t.spec.name for t in tools])
-    if found.problems:
-        return [], ("you wrote a tool call as text, but " + "; ".join(found.problems))[:500]
-    if found.calls:
-        data = {"calls": [c.name for c in found.calls], "forms": found.forms}
-        sink.emit(Notice(kind="text_tool_calls", message=summary(found), data=data))
-    return as_tool_uses(found.calls, step), ""
-
-
-def as_tool_uses(calls: list[TextCall], step: int) -> list[ToolUseBlock]:
-    """The calls as the turn runs them (ids of openbot's making: the reply itself stays text)."""
-    return [
-        {"type": "tool_use", "id": f"text_{step}_{n}", "name": c.name, "input": c.input}
-        for n, c in enumerate(calls, 1)
-    ]
-
-
-def results_text(uses: list[ToolUseBlock], results: list[ToolResultBlock]) -> str:
-    """What the model reads back after calls it wrote as text: one user message, each result headed by
-    its call (the conversation holds no tool_use blocks for them, so no tool_result blocks either)."""
-    by_id = {r["tool_use_id"]: r for r in results}
-    parts = []
-    for use in uses:
-        result = by_id.get(use["id"])
-        content = "" if result is None else result["content"]
-        text = content if isinstance(content, str) else "\n".join(b["text"] for b in content)
-        failed = " failed" if result is not None and result.get("is_error") else ""
-        parts.append(f"[openbot] Your {use['name']} call (written as text){failed}:\n{text}")
-    return "\n\n".join(parts)
-
-
-def summary(found: Found) -> str:
-    names = ", ".join(c.name for c in found.calls)
-    n = len(found.calls)
-    return (
-        f"ran {n} tool call{'s' if n > 1 else ''} the model wrote as text ({', '.join(found.forms)}): {names}"
-    )

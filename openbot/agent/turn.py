@@ -9,6 +9,7 @@ Turn.run ── loop: step() = check limits (+ compaction) → query the model �
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,7 +18,7 @@ from openbot.agent.context import ContextKeeper, compact
 from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, PromptTooLong, Usage
 from openbot.agent.repeats import Repeats
 from openbot.agent.replies import MAX_REASKS, judge, refusal_text, said
-from openbot.agent.textcalls import read_calls, results_text
+from openbot.agent.textreply import read_reply, results_text
 from openbot.agent.tools.base import Tool, ToolContext
 from openbot.agent.tools.registry import run_tool, tool_specs
 from openbot.errors import ModelError
@@ -181,9 +182,11 @@ class Turn:
         self._account(reply.usage)
         self.context.observe(reply.usage.context_size, sent)
         self.context.note_server_compaction(reply, self.ctx.sink)
-        self._text_uses = self._read_text_calls(reply)
+        text = read_reply(reply, self.protocol, self.model.model, self.conversation.messages, self.tools,
+                          self.result.steps, self.ctx.sink)  # fmt: skip
+        self._text_uses, reply.defect = text.uses, reply.defect or text.defect
         acted = self._acted or bool(self._text_uses)
-        verdict = judge(reply, acted=acted, text_calls=self.protocol != "native")
+        verdict = judge(reply, acted=acted, text_calls=text.taught, not_run=text.not_run)
         if verdict.keep and reply.content:  # an empty assistant message would make later requests invalid
             self.conversation.append({"role": "assistant", "content": reply.content})
         if verdict.keep and reply.text:
@@ -211,25 +214,18 @@ class Turn:
             self.conversation.add_user_text(verdict.note)
         return None
 
-    def _read_text_calls(self, reply: ModelReply) -> list[ToolUseBlock]:
-        """Calls the reply wrote in its text (agent/textcalls.py), when the protocol takes them; one that
-        cannot be read makes the reply a defect (nothing in it runs, the model is told why)."""
-        if self.protocol == "native" or reply.tool_uses or reply.truncated or not reply.text.strip():
-            return []
-        uses, reply.defect = read_calls(reply.text, self.tools, self.result.steps, self.ctx.sink)
-        return uses
-
     def _execute(self, reply: ModelReply) -> None:
         tool_uses = reply.tool_uses or self._text_uses
         if not tool_uses:
             raise EndTurn(reply.stop_reason)
         self._acted = True
+        as_text = not reply.tool_uses
         if self._repeats.see(tool_uses):  # the same calls again, nothing run since: not run again
-            self._give(tool_uses, self._repeats.answers(tool_uses, self.ctx.sink), not reply.tool_uses)
+            self._give(tool_uses, self._repeats.answers(tool_uses, self.ctx.sink), as_text)
         else:
-            completion = self._run_tools(tool_uses, as_text=not reply.tool_uses)
-            if completion is not None:
-                raise Completed(completion)
+            completion = self._run_tools(tool_uses, as_text=as_text)
+            if completion is not None:  # one written as text merges only verified work (run/verify.py)
+                raise Completed(dataclasses.replace(completion, as_text=as_text))
         if self.ctx.cancel.is_set():
             raise self.ctx.cancel.interrupted()
         if stuck := self._repeats.stuck(tool_uses):

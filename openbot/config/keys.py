@@ -149,7 +149,8 @@ class BotConfig:
     tool_protocol: str = _f(
         "auto",
         "How the model calls tools: native (the API's tool calls only), text (no tools sent: described in"
-        " the prompt, calls read from the reply's text), auto (native offered, calls written as text run).",
+        " the prompt, calls read from the reply's text), auto (native offered; a reply that is a call written"
+        " as text runs, from models on local or compatible servers only: docs/MODELS.md).",
         TOOL_PROTOCOLS,
     )
     server_compaction: bool = _f(

@@ -71,19 +71,20 @@ class Verifier:
         return feedback(outcome, self.attempt, self.spec.attempts)
 
     def gate(self, completion: Completion | None) -> Completion | None:
-        """`merge` applies only to verified work, unless the bot says merge_unverified."""
-        if completion is None or completion.action != "merge" or self.allowed_merge():
+        """`merge` applies only to verified work, unless the bot says merge_unverified (which a
+        session_complete written as text does not get: a model may have quoted it)."""
+        if completion is None or completion.action != "merge" or self.allowed_merge(completion):
             return completion
         return dataclasses.replace(completion, action="review")
 
-    def allowed_merge(self) -> bool:
-        return self.record.verified is True or self.spec.merge_unverified
+    def allowed_merge(self, asked: Completion) -> bool:
+        return self.record.verified is True or self.spec.merge_unverified and not asked.as_text
 
     def explain(self, asked: Completion | None) -> None:
         """Say in the record why a requested merge became a review (after the action was applied); an
         unverified run's branch was kept like an unfinished run's (Runner._complete)."""
         rec = self.record
-        if asked is None or self.allowed_merge() and asked.action == "merge":
+        if asked is None or self.allowed_merge(asked) and asked.action == "merge":
             return
         if rec.status == "unverified" and not rec.action:
             action = "review" if not rec.empty_branch_deleted else ""
@@ -93,7 +94,10 @@ class Verifier:
             self.recorder.explained(action, said)
         elif asked.action == "merge":
             why = "the work was not verified" if self.spec.commands else "no verify commands checked the work"
-            said = f"not merged: {why} (merge_unverified = false); {rec.action_message}".strip("; ")
+            unless = "merge_unverified = false"
+            if asked.as_text:
+                unless = "asked in text, merge takes verified work only"
+            said = f"not merged: {why} ({unless}); {rec.action_message}".strip("; ")
             self.recorder.explained(rec.action, said)
 
     def _repo(self) -> RunRepo | None:

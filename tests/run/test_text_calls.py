@@ -63,8 +63,10 @@ def test_calls_written_as_text_in_every_shape_run_and_the_run_completes(repo: Pa
     assert [d["calls"] for d in said] == [["shell"], ["edit"], ["shell"], ["session_complete"]]
     assert [d["forms"] for d in said] == [["fenced"], ["tagged"], ["bare"], ["fenced"]]
     assert [c["name"] for c in of_kind("tool_call")] == ["shell", "edit", "shell", "session_complete"]
-    # the result goes back as text the model reads: the file it asked for, headed by its call
-    assert "[openbot] Your shell call (written as text):" in last_user_text(bodies[1])
+    # the result goes back as text the model reads: the file it asked for, under a plain heading (a
+    # bracketed "[openbot] Your shell call (written as text):" was copied by the real model into its call)
+    assert last_user_text(bodies[1]).startswith("Output of the shell call:\nexit code: 0\n")
+    assert "[openbot]" not in last_user_text(bodies[1]) and "written as text" not in last_user_text(bodies[1])
     assert "return a - b" in last_user_text(bodies[1])
     assert "tools" in bodies[0]  # auto: native tools are still offered
     assert metadata(sessions("small")[0])["status"] == "completed"
