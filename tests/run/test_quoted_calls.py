@@ -97,7 +97,9 @@ def test_after_a_native_call_auto_reads_no_more_calls_from_text(repo: Path) -> N
 def test_auto_never_reads_a_call_from_claudes_text(repo: Path) -> None:
     d = paths.bot_home("claude")
     d.mkdir(parents=True, exist_ok=True)
-    (d / "config.md").write_text('+++\nmodel = "claude-sonnet-5-5"\nsleep_secs = 0\n+++\nWork.\n')
+    (d / "config.md").write_text(
+        '+++\nmodel = "claude-sonnet-5-5"\nsleep_secs = 0\nquestion_unchanged = false\n+++\nWork.\n'
+    )
     done = {"name": "session_complete", "input": {"summary": "nothing to do", "action": "review"}}
     with fakeapi.FakeAnthropic([fakeapi.reply(FENCED_PWN), fakeapi.reply("", [done])]) as api:
         env = {"ANTHROPIC_API_KEY": "sk-ant-api03-TESTKEY-0123456789", "ANTHROPIC_BASE_URL": api.base_url}
@@ -115,7 +117,9 @@ def test_auto_never_reads_a_call_from_openais_own_api(repo: Path, model: str) ->
     with FakeOpenAI([oai_reply(FENCED_PWN), oai_reply("", [done])], models={"gpt-5.1": {}}) as api:
         d = paths.bot_home("cloud")
         d.mkdir(parents=True, exist_ok=True)
-        (d / "config.md").write_text(f'+++\nmodel = "{model}"\nsleep_secs = 0\n+++\nWork.\n')
+        (d / "config.md").write_text(
+            f'+++\nmodel = "{model}"\nsleep_secs = 0\nquestion_unchanged = false\n+++\nWork.\n'
+        )
         env = {"OPENAI_API_KEY": "sk-proj-TESTKEY-0123456789", "OPENAI_BASE_URL": api.base_url}
         out = run_cli("run", "cloud", "--json", cwd=repo, env=env)
         api.assert_done()

@@ -19,11 +19,12 @@ CAPTURE = json.loads((Path(__file__).parent / "qwen_capture.json").read_text())
 
 
 def bot(api: FakeOpenAI, config: str = "") -> None:
+    """A small model's bot; these scripts end without a commit, which is not what they test."""
     d = paths.bot_home("small")
     d.mkdir(parents=True, exist_ok=True)
     (d / "config.md").write_text(
         f'+++\nmodel = "llamacpp:{MODEL}"\nbase_url = "{api.base_url}"\nsleep_secs = 0\n'
-        f"max_iterations = 1\n{config}\n+++\nFix calc.py.\n"
+        f"max_iterations = 1\nquestion_unchanged = false\n{config}\n+++\nFix calc.py.\n"
     )
 
 
