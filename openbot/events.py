@@ -1,5 +1,4 @@
-"""Events are data: one frozen dataclass per event type, one serializer, one writer, one reader.
-
+"""Events are data: one frozen dataclass per event type, one serializer, one writer, one reader:
 `events.jsonl` (docs/EVENTS.md): `type`, `ts`, `seq`; redacted, one `os.write` a record; a torn tail is read.
 """
 
