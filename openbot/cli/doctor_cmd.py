@@ -164,7 +164,7 @@ def check_verify() -> list[Check]:
 
 def check_budget() -> list[Check]:
     """$OPENBOT_HOME/budget.toml (docs/BUDGET.md), when there is one: its caps and what they have left."""
-    from openbot.config.budgetcaps import load_caps, spending
+    from openbot.config.budgetcaps import load_caps, spending, unmatched
     from openbot.errors import ConfigError
 
     try:
@@ -174,7 +174,9 @@ def check_budget() -> list[Check]:
     if caps is None:
         return []
     used = "; ".join(f"{s['cap']}: ${s['used_usd']:.2f} used" for s in spending(caps)) or "no caps"
-    return [Check("PASS", "budget.toml", used)]
+    why = "matches no repository openbot has run in (its slug: the project `openbot digest` shows)"
+    lost = [Check("WARN", "budget.toml", f"[repos.{slug}] {why}") for slug in unmatched(caps)]
+    return [Check("PASS", "budget.toml", used), *lost]
 
 
 def all_checks() -> list[Check]:

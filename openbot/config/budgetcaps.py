@@ -107,6 +107,20 @@ def spending(caps: Caps) -> list[dict[str, object]]:
 
     entries = Ledger(paths.home()).entries()
     now = time.time()
+    lost = set(unmatched(caps))
     return [
-        {"cap": c.label(), "usd": c.usd, "used_usd": round(used_under(entries, c, now), 6)} for c in caps.caps
+        {"cap": c.label(), "usd": c.usd, "used_usd": round(used_under(entries, c, now), 6)}
+        | (
+            {"matches": "matches no repository openbot has run in"}
+            if c.name in lost and c.scope == "repo"
+            else {}
+        )
+        for c in caps.caps
     ]
+
+
+def unmatched(caps: Caps) -> list[str]:
+    """The `[repos.<slug>]` caps naming a project no bot of this OPENBOT_HOME has run in: a typo'd slug is
+    a cap that never applies, yet looks set."""
+    known = {p.name for p in paths.bots_dir().glob("*/workspaces/*") if p.is_dir()}
+    return sorted({c.name for c in caps.caps if c.scope == "repo" and c.name not in known})

@@ -48,7 +48,12 @@ def _why(r: dict[str, Any]) -> str:
 
 
 def cells(r: dict[str, object]) -> tuple[str, ...]:
-    repo = r["repo"] or r["project"] or ""
+    # the project slug is what budget.toml's [repos.<slug>] names (docs/BUDGET.md)
+    repo = (
+        f"{r['repo']} ({r['project']})"
+        if r["repo"] and r["project"]
+        else str(r["repo"] or r["project"] or "")
+    )
     return (str(r["bot"]), str(repo), str(r["status"]), _verified(r), _diff(r), _cost(r), _why(r))
 
 
@@ -63,7 +68,10 @@ def _heading(rows: list[dict[str, object]], since: str) -> str:
 def markdown(rows: list[dict[str, Any]], since: str, budget: list[dict[str, object]] | None = None) -> str:
     lines = ["# openbot digest", "", cell(_heading(rows, since)), ""]
     for cap in budget or []:
-        lines.append(f"- budget: {cell(cap['cap'])}: {cost(cap['used_usd'])} used of {cost(cap['usd'])}")
+        lost = f" — {cell(cap['matches'])}" if cap.get("matches") else ""
+        lines.append(
+            f"- budget: {cell(cap['cap'])}: {cost(cap['used_usd'])} used of {cost(cap['usd'])}{lost}"
+        )
     lines += [""] if budget else []
     if rows:
         lines += ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]

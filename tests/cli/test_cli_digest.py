@@ -100,3 +100,24 @@ def test_a_run_whose_process_died_is_shown_so_with_the_command_that_goes_on(tmp_
     stopper = rows["stopper"]
     assert stopper["status"] == "died" and "process is gone" in stopper["reason"]
     assert stopper["commands"]["continue"].endswith(f"openbot run stopper --resume {stopper['run_id']}")
+
+
+def test_the_digest_shows_the_slug_budget_toml_names_and_a_slug_matching_nothing_is_said(
+    tmp_path: Path,
+) -> None:
+    """docs/BUDGET.md: `[repos.<slug>]`, the slug `openbot digest` shows; a typo'd slug is a cap that never
+    applies: digest and doctor say so instead of accepting it silently."""
+    _app, _lib, results = _runs(tmp_path)
+    project = json.loads(run_cli("digest", "--json", cwd=tmp_path).stdout)["runs"][0]["project"]
+    (paths.home() / "budget.toml").write_text(
+        f"[repos.{project}]\ndaily_usd = 5.0\n[repos.app-typo1234]\ndaily_usd = 5.0\n"
+    )
+    md = run_cli("digest", cwd=tmp_path)
+    assert md.returncode == 0 and f"({project})" in md.stdout, md.stdout
+    (typo,) = [ln for ln in md.stdout.splitlines() if "app-typo1234" in ln]
+    assert "matches no repository" in typo
+    (good,) = [ln for ln in md.stdout.splitlines() if f"budget: daily cap (repo {project}" in ln]
+    assert "matches no repository" not in good
+    doctor = run_cli("doctor", cwd=tmp_path)
+    (warn,) = [ln for ln in doctor.stdout.splitlines() if "app-typo1234" in ln and "WARN" in ln]
+    assert "WARN" in warn and "matches no repository" in warn
