@@ -81,6 +81,7 @@ def run_command(
     attempts_parallel: int | None = typer.Option(
         None, "--attempts-parallel", min=0, help="Attempts at once (0: 1 on a local server, else all)."
     ),
+    seed: int | None = typer.Option(None, "--seed", help="Sampling seed (Chat Completions servers)."),
 ) -> None:
     """Run a bot: iterate agent sessions in an isolated worktree until it completes or a limit is hit."""
     start(
@@ -112,5 +113,6 @@ def run_command(
             trust_repo_bots=trust_repo_bots,
             attempts=attempts,
             attempts_parallel=attempts_parallel,
+            seed=seed,
         )
     )

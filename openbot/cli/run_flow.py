@@ -54,6 +54,7 @@ class RunArgs:  # `openbot run`'s options, each default the typer command's (a t
     trust_repo_bots: bool = False
     attempts: int | None = None
     attempts_parallel: int | None = None
+    seed: int | None = None
 
 
 def start(a: RunArgs) -> NoReturn:
@@ -71,6 +72,7 @@ def _attempts(a: RunArgs, plan: RunPlan, output: str) -> NoReturn:
     """N attempts as N child runs; the first verified is kept (openbot/run/attempts.py)."""
     from dataclasses import asdict
 
+    from openbot.config.model_names import parse_model
     from openbot.run.attempts import Attempts, check_attempts, child_argv, on_local_server, parallel_of
 
     count, c = plan.config.attempts, plan.config
@@ -79,7 +81,14 @@ def _attempts(a: RunArgs, plan: RunPlan, output: str) -> NoReturn:
     )
     assert plan.repo is not None  # a run repository per attempt: check_attempts saw to it
     parallel = parallel_of(c.attempts_parallel, count, on_local_server(plan.model, c.base_url))
-    runner = Attempts(child_argv(asdict(a)), count, parallel, plan.repo, _say)
+    argv, chat = child_argv(asdict(a)), parse_model(plan.model).backend == "chat"
+
+    def attempt_argv(number: int) -> list[str]:
+        """Attempt 2 on sends its own seed: a server with a fixed seed would repeat attempt 1 otherwise."""
+        seed = ["--seed", str((c.seed or 0) + number - 1)] if chat and number > 1 else []
+        return argv + seed
+
+    runner = Attempts(attempt_argv, count, parallel, plan.repo, _say)
     if output == "jsonl":
         runner.forward = _write_out
     if parallel > 1:
@@ -198,6 +207,7 @@ CONFIG_FLAGS = (
     "api_patience_minutes",
     "attempts",
     "attempts_parallel",
+    "seed",
 )
 
 

@@ -277,7 +277,9 @@ def load_bot_file(path: Path, root: Path | None = None) -> BotFile:
 def resolve(file_values: dict[str, object], flags: dict[str, object], source: str) -> BotConfig:
     """Defaults < config.md < CLI flags (flags that are None were not given)."""
     given = {k: v for k, v in flags.items() if v is not None}
-    validate(given, "command line")
+    # `--seed` suits the config's model when that is a Chat Completions server's (attempts 2.. send one)
+    model = {"model": file_values["model"]} if "seed" in given and "model" in file_values else {}
+    validate({**model, **given}, "command line")
     return validate({**file_values, **given}, source)
 
 

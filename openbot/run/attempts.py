@@ -81,7 +81,12 @@ class Attempts:
     """Runs the attempts and decides; `forward` gets every stream line but the attempts' own summaries."""
 
     def __init__(
-        self, argv: list[str], count: int, parallel: int, repo: RepoInfo, say: Callable[[str], None]
+        self,
+        argv: Callable[[int], list[str]],
+        count: int,
+        parallel: int,
+        repo: RepoInfo,
+        say: Callable[[str], None],
     ):
         self.argv, self.count, self.parallel, self.repo, self.say = argv, count, parallel, repo, say
         self.lock = threading.Lock()
@@ -149,7 +154,7 @@ class Attempts:
             err = open(self.logs / f"attempt-{number}.log", "wb")  # noqa: SIM115 (closed by _follow)
         proc = gate.popen(
             gate.RUN_ATTEMPT,
-            self.argv,
+            self.argv(number),
             env=env,
             cwd=self.repo.workdir,
             stdin=gate.DEVNULL,

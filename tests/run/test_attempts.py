@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 from openbot import paths
+from openbot.testing.fakeopenai import FakeOpenAI
+from openbot.testing.fakeopenai import reply as fake_reply
 from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell
 
 FILES = {
@@ -101,3 +103,25 @@ def test_attempts_without_a_check_to_choose_by_are_refused_before_anything_runs(
     )
     assert "has no `verify`" in line and "docs/VERIFY.md" in line
     assert runs("blind") == [] and branches(repo) == []
+
+
+def test_each_attempt_on_a_chat_completions_server_after_the_first_sends_its_own_seed(tmp_path: Path) -> None:
+    # llama-server with a fixed --seed answers the same request the same way: attempt 2 must not repeat 1.
+    repo = make_repo(tmp_path / "repo", FILES)
+    commit = {"command": "echo x >> NOTES.md && git add -A && git commit -qm x"}
+    work = "```json\n" + json.dumps({"name": "shell", "arguments": commit}) + "\n```"
+    done = '```json\n{"name": "session_complete", "arguments": {"summary": "done", "action": "review"}}\n```'
+    model = "qwen2.5-coder-1.5b"
+    with FakeOpenAI([fake_reply(work), fake_reply(done)] * 2, models={model: {}}) as api:
+        config = f'model = "llamacpp:{model}"\nbase_url = "{api.base_url}"\nseed = 7\n'
+        bot_dir = paths.bot_home("seeded")
+        bot_dir.mkdir(parents=True)
+        (bot_dir / "config.md").write_text(
+            f"+++\n{config}sleep_secs = 0\nmax_iterations = 1\n{CHECKED}+++\nWork.\n"
+        )
+        out = run_cli("run", "seeded", "--attempts", "2", cwd=repo)
+        seeds = [body.get("seed") for body in api.bodies]
+    assert out.returncode == 5, out.stderr  # neither attempt fixed calc.py: the last one is kept, unverified
+    assert seeds == [7, 7, 8, 8]  # one at a time on a local server: attempt 1's two calls, then attempt 2's
+    assert "attempt 1: unverified (openbot's check failed), discarded" in out.stderr
+    assert "attempt 2: unverified (openbot's check failed), kept" in out.stderr
