@@ -64,6 +64,7 @@ class PromptParts:
     skills_dir: Path | None = None
     tool_text: str = ""  # tool_protocol "text": the tools and the call format (agent/textprompt.py)
     tool_names: tuple[str, ...] = tuple(TOOL_LINES)  # the built-in tools offered (config key `tools`)
+    mode: str = "tools"  # work_mode "edits": no tools, the edit format instead (agent/editprompt.py)
 
 
 def repo_docs(root: Path | None) -> list[tuple[str, str]]:
@@ -100,6 +101,10 @@ def system_prompt(parts: PromptParts) -> str:
             head = f"## Skill: {s.name}" + (f" — {s.description}" if s.description else "")
             lines.append(f"{head}\n{s.body.strip()}")
         sections.append("\n\n".join(lines))
+    if parts.mode == "edits":
+        from openbot.agent.editprompt import OPERATING as EDITS
+
+        return "\n\n".join([*sections, EDITS]) + "\n"
     skills_dir = parts.skills_dir or "(skills are not writable in this run)"
     tools = "; ".join(TOOL_LINES[n] for n in TOOL_LINES if n in parts.tool_names)
     sections.append(OPERATING.format(skills_dir=skills_dir, actions=ACTIONS_TEXT, tools=tools))

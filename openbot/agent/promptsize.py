@@ -31,15 +31,17 @@ class PromptSize:
         )
 
 
-def prompt_size(config: BotConfig, instructions: str) -> PromptSize:
+def prompt_size(config: BotConfig, instructions: str, mode: str = "tools") -> PromptSize:
+    """The size in `mode` (config/workmode.py): "edits" sends no tools and describes none."""
     specs = tool_specs(default_tools(config.command_timeout_secs, config.tools))
-    text = config.tool_protocol == "text"
+    text = config.tool_protocol == "text" and mode == "tools"
     parts = PromptParts(
         instructions,
         shipped_skills(config.shipped_skills),
         tool_text=tools_prompt(specs) if text else "",
         tool_names=tuple(s.name for s in specs),
+        mode=mode,
     )
     # estimate_tokens counts JSON: the system prompt as one string, the schemas as the API is sent them
-    tools = 0 if text else estimate_tokens([s.to_api() for s in specs])
+    tools = 0 if text or mode == "edits" else estimate_tokens([s.to_api() for s in specs])
     return PromptSize(estimate_tokens(system_prompt(parts)), tools)

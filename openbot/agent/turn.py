@@ -80,6 +80,7 @@ class Turn:
     take_input: Callable[[], list[str]] = list
     redact: Callable[[str], str] = lambda s: s
     protocol: str = "auto"  # tool_protocol: native | text (no tools sent; calls read from text) | auto
+    nudge: bool = True  # the wrap-up note at 80 % of max_turn_steps (not in work_mode "edits")
 
     def __post_init__(self) -> None:
         # Kept on the turn so the runner can record partial usage when the turn ends by an exception.
@@ -116,7 +117,7 @@ class Turn:
             self._repeats.forget()
             self.ctx.sink.emit(UserInput(text=line))
             self.conversation.add_user_text(f"[message from the user, typed while you work]\n{line}")
-        if steps and steps == int(max_steps * 0.8):
+        if self.nudge and steps and steps == int(max_steps * 0.8):
             self.conversation.add_user_text(NUDGE.format(used=steps, limit=max_steps))
         if self._outgrown():
             self._compact()
@@ -287,10 +288,9 @@ class Turn:
         return block, out.completion
 
     def _ended(self, end: TurnEnded) -> TurnResult:
-        result = self.result
-        result.ended = end
+        self.result.ended = end
         if isinstance(end, AbortTurn):
             self.ctx.sink.emit(TurnAborted(reason=end.outcome, detail=end.detail))
         else:
-            self.ctx.sink.emit(TurnCompleted(steps=result.steps, stop_reason=end.detail or ""))
-        return result
+            self.ctx.sink.emit(TurnCompleted(steps=self.result.steps, stop_reason=end.detail or ""))
+        return self.result

@@ -98,6 +98,7 @@ def show(
     from openbot.config.keys import BotConfig
     from openbot.config.model_defaults import model_defaults
     from openbot.config.verify import describe
+    from openbot.config.workmode import choose
 
     ref = find_bot(name, repo_root())
     bot_file = ref.load()
@@ -106,7 +107,8 @@ def show(
     config = dataclasses.asdict(bot_file.config)
     docs = {f.name: f.metadata["doc"] for f in dataclasses.fields(BotConfig)}
     verification, verify_lines = describe(bot_file.config, repo_root())
-    size = prompt_size(bot_file.config, bot_file.instructions)
+    work = choose(bot_file.config, bot_file.values)
+    size = prompt_size(bot_file.config, bot_file.instructions, work.mode)
     by_model = sorted(set(model_defaults(bot_file.values)) - set(bot_file.values))  # a small model's
     if as_json:
         doc = {
@@ -120,6 +122,7 @@ def show(
             "verification": verification,
             "instructions": bot_file.instructions,
             "prompt_tokens": {"system": size.system, "tools": size.tools, "estimate": True},
+            "work_mode": {"mode": work.mode, "why": work.why},
         }
         typer.echo(visible_json(json.dumps(doc, ensure_ascii=False, indent=2)))
         return
@@ -133,6 +136,7 @@ def show(
         origin = "config.md" if key in bot_file.values else "model" if key in by_model else "default"
         typer.echo(visible(f"  {key:<{width}} = {value:<{value_width}}  {origin:<9}  # {docs[key]}"))
     typer.echo(visible("\n".join(verify_lines)))
+    typer.echo(visible(work.said()))
     typer.echo(f"prompt: {size.said()}")
     typer.echo("instructions:")
     typer.echo(visible(bot_file.instructions or "(none)"))

@@ -14,6 +14,7 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 EFFORTS = ("", "low", "medium", "high", "xhigh", "max")
 CACHE_TTLS = ("auto", "5m", "1h")
 TOOL_PROTOCOLS = ("auto", "native", "text")
+WORK_MODES = ("auto", "tools", "edits")  # openbot/config/workmode.py
 # The built-in tools, by the names the model sees (openbot/agent/tools/registry.py builds them).
 BUILTIN_TOOLS = ("shell", "edit", "memory", "session_history", "session_complete")
 
@@ -152,6 +153,13 @@ class BotConfig:
         " the prompt, calls read from the reply's text), auto (native offered; a reply that is a call written"
         " as text runs, from models on local or compatible servers only: docs/MODELS.md).",
         TOOL_PROTOCOLS,
+    )
+    work_mode: str = _f(
+        "auto",
+        "How the model acts: tools (tool calls), edits (whole files or search/replace blocks in its reply,"
+        " applied, committed and checked by openbot), auto (edits for local/compatible servers or a window"
+        " of 16k tokens or less, unless tools/tool_protocol are set; else tools). docs/MODELS.md.",
+        WORK_MODES,
     )
     server_compaction: bool = _f(
         True,

@@ -21,6 +21,7 @@ from openbot.config.integrations import check_environment, secret_values
 from openbot.config.model_names import parse_model, resolve_script
 from openbot.config.skills import Layer
 from openbot.config.verify import VerifySpec, spec_for
+from openbot.config.workmode import WorkMode, choose
 from openbot.errors import UsageError
 from openbot.git.repo import RepoInfo, find_repo
 from openbot.git.runsdir import awaiting_home
@@ -76,6 +77,7 @@ class RunPlan:
     server_compaction: bool = False  # the API compacts the conversation itself (openbot's is the fallback)
     warnings: list[str] = field(default_factory=list)  # said when the run starts (a deprecated model…)
     verify: VerifySpec = VerifySpec((), 600, 3, False)  # how openbot checks the work (run/verify.py)
+    work: WorkMode = WorkMode("tools", "")  # tool calls or edits in the reply (config/workmode.py)
 
 
 def plan_run(req: RunRequest) -> RunPlan:
@@ -87,8 +89,7 @@ def plan_run(req: RunRequest) -> RunPlan:
     notices = [preflight.check_bot_trusted(bot, bot_file, repo, req.trust_repo_bots), *bot_file.notices]
     repo_layers, skipped = preflight.repo_layers(bot, repo, req.trust_repo_bots)
     config = resolve(bot_file.values, _flags(req), str(bot_file.path))
-    if repo is None:
-        _check_outside_a_repo(req.cwd, config.skip_git_check)
+    _check_outside_a_repo(repo, req.cwd, config.skip_git_check)
     # A script named on the command line is the current directory's; one in config.md the bot's.
     model = resolve_script(config.model, req.cwd if req.model else bot_file.path.parent)
     backend, facts = _model(model, config, req.allow_unknown_price)
@@ -127,6 +128,7 @@ def plan_run(req: RunRequest) -> RunPlan:
         server_compaction=bool(facts and server_trigger(config, facts.compaction_window)),
         warnings=_model_warnings(model, facts),
         verify=verify,
+        work=choose(config, bot_file.values, facts.max_input_tokens if facts else None),
     )
 
 
@@ -156,7 +158,9 @@ def _flags(req: RunRequest) -> dict[str, object]:
     }
 
 
-def _check_outside_a_repo(cwd: Path, skip_git_check: bool) -> None:
+def _check_outside_a_repo(repo: RepoInfo | None, cwd: Path, skip_git_check: bool) -> None:
+    if repo is not None:
+        return
     from openbot.run import preflight
 
     preflight.check_not_a_git_dir(cwd, skip_git_check)
@@ -171,10 +175,8 @@ def _model(
     model: str, config: BotConfig, allow_unknown_price: bool
 ) -> tuple[ModelBackend, ModelFacts | None]:
     """The backend with the config's knobs, and what the Models API (or the OpenAI-compatible server's
-    model listing) says of the model (None: scripted).
-
-    A bad script or a missing API key fails first; then an unknown or retired model (exit 2), and a cost
-    limit that cannot be enforced because the model's price is unknown."""
+    model listing) says of the model (None: scripted). A bad script or a missing API key fails first; then
+    an unknown or retired model (exit 2), and a cost limit that cannot be enforced (its price is unknown)."""
     name = parse_model(model)
     if name.backend == "scripted":
         return load_backend(name, config), None
@@ -207,8 +209,7 @@ def _chain(first: ModelBackend, config: BotConfig, bot_dir: Path, allow_unknown_
 
 def _model_key(config: BotConfig) -> list[str]:
     """The key `api_key_env` names, whatever its name looks like: hidden wherever it would appear."""
-    value = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
-    return [value] if value else []
+    return [os.environ[config.api_key_env]] if os.environ.get(config.api_key_env) else []
 
 
 def _model_warnings(model: str, facts: ModelFacts | None) -> list[str]:

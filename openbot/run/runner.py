@@ -63,7 +63,7 @@ class Runner:
             history=History(paths.history_dir(plan.bot.name, rec.project)),
             # pygit2 (the WIP commit at the end) imported while the model works, not at the end
             model=GuardedModel(plan.backend, guard, warm_pygit2 if plan.use_worktree else None),
-            tools=default_tools(config.command_timeout_secs, config.tools),
+            tools=default_tools(config.command_timeout_secs, plan.work.tools(config.tools)),
             conversation=Conversation(rec.conversation_path, redactor.redact),
             context=ContextKeeper(plan.window or CONTEXT_WINDOW, server_compaction=plan.server_compaction),
             budget=budget,
@@ -181,7 +181,8 @@ class Runner:
         """What the run says as it starts, each line an event of its log: which bot runs and why
         (repository skills left out), its warnings, then the state of the user's checkout."""
         c = self.plan.config
-        said: list[tuple[NoticeKind, str]] = [("run_note", note) for note in self.plan.notices]
+        notes = [*self.plan.notices, self.plan.work.said()]  # which bot, how it works (config/workmode.py)
+        said: list[tuple[NoticeKind, str]] = [("run_note", note) for note in notes]
         if not c.max_iterations and not (c.max_cost_usd or c.max_tokens or c.max_minutes):
             said.append(("run_warning", NO_LIMIT))
         said += [("run_warning", warning) for warning in self.plan.warnings]

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from openbot.agent.budget import Budget
 from openbot.agent.context import ContextKeeper, estimate_tokens
+from openbot.agent.editmode import EditMode, EditTurn
+from openbot.agent.editprompt import Shown, first_message, listing, show_files
 from openbot.agent.models.base import ModelBackend
 from openbot.agent.prompt import (
     IterationState,
@@ -92,6 +95,7 @@ class Session:
         self.reason = ""
         self.completion: Completion | None = None  # session_complete's, carried by the stop that ends the run
         self.agent_turn: Turn | None = None
+        self.shown, self.files = Shown(), set[str]()  # work_mode "edits": the first message's files
 
     def __enter__(self) -> Session:
         self.open()
@@ -106,7 +110,8 @@ class Session:
         p, plan, rec, ws = self.parts, self.parts.plan, self.parts.record, self.parts.workspace
         assert ws.sandbox is not None
         self.system, self.changes = self._system(self._prompt_parts())
-        sent = [] if plan.config.tool_protocol == "text" else [t.spec.to_api() for t in p.tools]
+        no_tools = plan.config.tool_protocol == "text" or plan.work.mode == "edits"
+        sent = [] if no_tools else [t.spec.to_api() for t in p.tools]
         p.context.fixed_tokens = estimate_tokens(self.system) + estimate_tokens(sent)
         memory = plan.memory.for_prompt()
         self.meta = meta = p.history.create_session(
@@ -141,15 +146,28 @@ class Session:
         )
         if ws.sandbox.unconfined_warning:
             self.sink.emit(Notice(kind="sandbox_unconfined", message=ws.sandbox.unconfined_warning))
-        p.conversation.add_user_text(iteration_prompt(self._state(meta, memory)))
+        p.conversation.add_user_text(self._first_message(meta, memory))
         self.started = time.monotonic()
+
+    def _first_message(self, meta: SessionMeta, memory: dict[str, str]) -> str:
+        """The iteration's prompt; in work_mode "edits" the task, the files it names and the check."""
+        p, plan, workdir = self.parts, self.parts.plan, self.parts.workspace.workdir
+        if plan.work.mode != "edits":
+            return iteration_prompt(self._state(meta, memory))
+        self.files = listing(workdir)
+        self.shown = show_files(f"{plan.task}\n{plan.instructions}", workdir, self.files, p.context.window)
+        short = len(plan.instructions) <= 2000  # said last again, where a small model looks
+        task = plan.task.strip() or (plan.instructions if short else "Carry out your instructions (above).")
+        return first_message(task, self.shown, plan.verify.commands)
 
     def _prompt_parts(self) -> PromptParts:
         """What the system prompt is built from; with tool_protocol "text", the tools described in it."""
         p, plan, ws = self.parts, self.parts.plan, self.parts.workspace
         text = tools_prompt(tool_specs(p.tools)) if plan.config.tool_protocol == "text" else ""
         names = tuple(t.spec.name for t in p.tools)
-        return PromptParts(plan.instructions, self.skills, ws.workdir, ws.skills_dir, text, names)
+        parts = PromptParts(plan.instructions, self.skills, ws.workdir, ws.skills_dir, text, names)
+        parts.mode = plan.work.mode
+        return parts
 
     def _system(self, parts: PromptParts) -> tuple[str, str]:
         """The run's system prompt, built once and kept for the whole run (resumes included: thinking
@@ -182,7 +200,7 @@ class Session:
 
     def turn(self) -> TurnResult:
         p, config = self.parts, self.parts.plan.config
-        self.agent_turn = turn = Turn(
+        self.agent_turn = turn = self._turn_type()(
             model=p.model,
             system=self.system,
             tools=p.tools,
@@ -199,6 +217,17 @@ class Session:
         result = self._run_verified(turn)
         self.status, self.reason = result.ended.status, result.ended.reason
         return result
+
+    def _turn_type(self) -> Callable[..., Turn]:
+        """Turn, or in work_mode "edits" the same loop acting on the edits in each reply."""
+        plan = self.parts.plan
+        if plan.work.mode != "edits":
+            return Turn
+        verify = plan.verify
+        edits = EditMode(
+            self.parts.tools, verify.commands, verify.timeout_secs, self.shown.in_chat, self.files
+        )
+        return functools.partial(EditTurn, edits=edits)
 
     def _run_verified(self, turn: Turn) -> TurnResult:
         """The turn; a session_complete that openbot's check refuses is answered in a next turn."""

@@ -19,11 +19,16 @@ from tests.helpers import events, git, run_cli, sessions
 KEY = "sk-proj-TESTKEY-do-not-leak-0123456789abcdef"
 FIX = {"command": "str_replace", "path": "calc.py", "old_str": "return a - b", "new_str": "return a + b"}
 
+# These tests are of tool calls: the work mode a local model gets by default is edits (test_edit_mode.py).
+TOOLS = 'work_mode = "tools"\n'
+
 
 def bot(name: str, model: str, config: str = "") -> None:
     d = paths.bot_home(name)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "config.md").write_text(f'+++\nmodel = "{model}"\nsleep_secs = 0\n{config}\n+++\nFix calc.py.\n')
+    (d / "config.md").write_text(
+        f'+++\nmodel = "{model}"\nsleep_secs = 0\n{TOOLS}{config}\n+++\nFix calc.py.\n'
+    )
 
 
 def run(

@@ -20,11 +20,14 @@ from tests.helpers import events, git, run_cli, sessions
 KEY = "sk-ant-api03-TESTKEY-do-not-leak-0123456789abcdef"
 SEPARATORS = "a\u2028b\u2029c\u0085d"  # str.splitlines() breaks at each; JSON may carry them raw
 
+# These tests are of tool calls: the work mode a local model gets by default is edits (test_edit_mode.py).
+TOOLS = 'work_mode = "tools"\n'
+
 
 def bot(name: str, model: str, config: str = "") -> None:
     d = paths.bot_home(name)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "config.md").write_text(f'+++\nmodel = "{model}"\nsleep_secs = 0\n{config}\n+++\nWork.\n')
+    (d / "config.md").write_text(f'+++\nmodel = "{model}"\nsleep_secs = 0\n{TOOLS}{config}\n+++\nWork.\n')
 
 
 def claude(

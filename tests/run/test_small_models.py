@@ -18,12 +18,15 @@ from tests.run import qwen_replies as qwen
 MODEL = "qwen2.5-coder-1.5b"
 SAMPLING = "temperature = 0.2\ntop_p = 0.9\nseed = 42"
 
+# These tests are of tool calls: the work mode a local model gets by default is edits (test_edit_mode.py).
+TOOLS = 'work_mode = "tools"\n'
+
 
 def bot(model: str, config: str = "") -> None:
     d = paths.bot_home("small")
     d.mkdir(parents=True, exist_ok=True)
     (d / "config.md").write_text(
-        f'+++\nmodel = "{model}"\nsleep_secs = 0\nmax_iterations = 1\n{config}\n+++\nFix calc.py.\n'
+        f'+++\nmodel = "{model}"\nsleep_secs = 0\nmax_iterations = 1\n{TOOLS}{config}\n+++\nFix calc.py.\n'
     )
 
 

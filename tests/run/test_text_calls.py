@@ -17,6 +17,9 @@ from tests.run import qwen_replies as qwen
 MODEL = "qwen2.5-coder-1.5b"
 CAPTURE = json.loads((Path(__file__).parent / "qwen_capture.json").read_text())
 
+# These tests are of tool calls: the work mode a local model gets by default is edits (test_edit_mode.py).
+TOOLS = 'work_mode = "tools"\n'
+
 
 def bot(api: FakeOpenAI, config: str = "") -> None:
     """A small model's bot; these scripts end without a commit, which is not what they test."""
@@ -24,7 +27,7 @@ def bot(api: FakeOpenAI, config: str = "") -> None:
     d.mkdir(parents=True, exist_ok=True)
     (d / "config.md").write_text(
         f'+++\nmodel = "llamacpp:{MODEL}"\nbase_url = "{api.base_url}"\nsleep_secs = 0\n'
-        f"max_iterations = 1\nquestion_unchanged = false\n{config}\n+++\nFix calc.py.\n"
+        f"max_iterations = 1\nquestion_unchanged = false\n{TOOLS}{config}\n+++\nFix calc.py.\n"
     )
 
 

@@ -1,0 +1,283 @@
+"""work_mode "edits": the turn's second way of acting. The model writes files in its reply (agent/edits.py);
+openbot applies them through the `edit` tool (the sandbox's write rule holds), commits them in the run's
+checkout, runs the bot's check and sends back what failed — as aider drives a small model.
+
+    reply ──parse──> edits, one ```sh command, DONE
+      edits        each through the edit tool (path slips repaired), then one commit: the reply's first line
+      command      the first ```sh block, through the shell tool (sandboxed); later ones are not run
+      check        after an applied edit, the verify commands through the shell tool: all pass → the
+                   session completes (openbot's own verification of the branch then runs, as for
+                   session_complete); one fails → its output's tail is the next message
+      nothing      told the format once; again → Stuck. After committed work, or with DONE: completed
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from openbot.agent.edits import Edit, Parsed, parse_reply, path_in, repair
+from openbot.agent.models.base import ModelReply, ModelRequest
+from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
+from openbot.agent.tools.editor import resolve_inside
+from openbot.agent.tools.registry import run_tool
+from openbot.agent.turn import Turn
+from openbot.events import ToolCall
+from openbot.files import read_text_capped
+from openbot.state.messages import ToolUseBlock
+from openbot.stops import Completed, Completion, StepLimit, Stuck
+
+TAIL_CHARS = 2_500  # of a failed check's output: the end, where test runners say what failed
+READ_LIMIT = 1 << 20
+FORMAT = """\
+Your reply held no edit and no command, so nothing changed. To change a file, write its path on a line \
+of its own, then the whole new file in a fenced block:
+
+calc.py
+```python
+def add(a, b):
+    return a + b
+```
+
+To run a command, write it in a ```sh block. When the task is done, reply DONE."""
+NOTHING_YET = "[openbot] You said DONE, but no file has changed yet. "
+ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
+
+
+@dataclass
+class EditMode:
+    """One session's edits: the files its first message showed, the check, what was applied."""
+
+    tools: list[Tool]
+    checks: tuple[str, ...] = ()  # the bot's verify commands, run after each applied edit
+    check_timeout_secs: float = 600
+    in_chat: list[str] = field(default_factory=list)  # the files the first message showed
+    files: set[str] = field(default_factory=set)  # the checkout's files, for repairing paths
+    told: bool = False  # the format was explained after a reply with nothing in it
+    applied: bool = False  # an edit of this session was committed
+
+    def act(self, text: str, ctx: ToolContext, step: int) -> str:
+        """Apply the reply `text`; the next message for the model. Raises Completed when the work is done
+        (the check passed after an edit, or the model said so), Stuck after a second empty reply."""
+        parsed = parse_reply(text)
+        if not parsed.edits and not parsed.commands:
+            return self._nothing(text, parsed)
+        self.told = False
+        notes, changed = self._apply(parsed.edits, ctx, step)
+        if changed:
+            notes.append(self._commit(changed, text, ctx, step))
+        if parsed.commands:
+            notes.append(self._command(parsed.commands, ctx, step))
+        failed = self._check(ctx, step) if changed and self.checks else None
+        if failed:
+            return "\n\n".join([*notes, failed])
+        if (changed and self.checks) or (parsed.done and not parsed.commands):
+            raise Completed(Completion(summary(text, changed, bool(self.checks)), "review"))
+        if parsed.edits and not changed and self.applied and not parsed.commands:
+            raise Completed(Completion(summary(text, [], False), "review"))  # nothing left to change
+        return "\n\n".join([*notes, ASK_DONE] if changed else notes)
+
+    def _nothing(self, text: str, parsed: Parsed) -> str:
+        """A reply with no edit and no command: the end after committed work (or a second DONE), else
+        the format, once."""
+        if self.applied or parsed.done and self.told:
+            raise Completed(Completion(summary(text, [], False), "review"))
+        if self.told:
+            raise Stuck("two replies in a row held no edit and no command")
+        self.told = True
+        return (NOTHING_YET if parsed.done else "[openbot] ") + FORMAT
+
+    def _apply(self, edits: list[Edit], ctx: ToolContext, step: int) -> tuple[list[str], list[str]]:
+        """Each edit written through the edit tool; (what is said of each, the paths that changed)."""
+        notes: list[str] = []
+        changed: list[str] = []
+        for n, edit in enumerate(edits, 1):
+            path = repair(edit.path, self.files, self.in_chat, str(ctx.workdir.resolve()))
+            moved = f" (you wrote {edit.path})" if path != edit.path else ""
+            before = _current(ctx, path)
+            new, problem = _edited(before, edit)
+            if problem:
+                notes.append(f"{path}{moved}: not changed: {problem}")
+                continue
+            if new == before:
+                notes.append(f"{path}{moved}: already so, nothing to change")
+                continue
+            input: dict[str, object] = {"command": "create", "path": path, "file_text": new}
+            out = self._run("edit", input, ctx, f"edit_{step}_{n}")
+            if out.is_error:
+                notes.append(f"{path}{moved}: not written: {out.content}")
+                continue
+            changed.append(path)
+            self.files.add(path)
+            how = "whole file" if edit.search is None else "search/replace"
+            notes.append(f"{path}{moved}: written ({how})")
+        return notes, changed
+
+    def _commit(self, changed: list[str], text: str, ctx: ToolContext, step: int) -> str:
+        message = commit_message(text, changed)
+        paths = " ".join(shlex.quote(p) for p in changed)
+        command = (
+            f"git add -A -- {paths} && git -c core.hooksPath=/dev/null commit -q -m {shlex.quote(message)}"
+            " && git log -1 --format=%h"
+        )
+        out = self._run("shell", {"command": command}, ctx, f"commit_{step}")
+        if _exit_code(out) != 0:
+            return f"[openbot] could not commit: {_body(out)[-500:]}"
+        self.applied = True
+        return f"[openbot] committed {_body(out).strip()}: {message}"
+
+    def _command(self, commands: list[str], ctx: ToolContext, step: int) -> str:
+        out = self._run("shell", {"command": commands[0]}, ctx, f"sh_{step}")
+        later = (
+            f"\n(only the first ```sh block runs: {len(commands) - 1} more not run)" if commands[1:] else ""
+        )
+        return f"[openbot] ran `{_short(commands[0])}`: {_head(out)}\n{_tail(_body(out))}{later}"
+
+    def _check(self, ctx: ToolContext, step: int) -> str | None:
+        """The check after an edit: None when every command passed, else what failed."""
+        for n, command in enumerate(self.checks, 1):
+            input: dict[str, object] = {"command": command, "timeout_secs": self.check_timeout_secs}
+            out = self._run("shell", input, ctx, f"check_{step}_{n}")
+            if _exit_code(out) != 0:
+                return (
+                    f"[openbot] the check `{_short(command)}` failed ({_head(out)}):\n```\n"
+                    f"{_tail(_body(out))}\n```\nFix it: reply with the corrected file(s)."
+                )
+        return None
+
+    def _run(self, name: str, input: dict[str, object], ctx: ToolContext, id: str) -> ToolOutput:
+        ctx.sink.emit(ToolCall(id=id, name=name, input=input))
+        return run_tool(self.tools, name, input, ctx, id)
+
+
+def _current(ctx: ToolContext, path: str) -> str | None:
+    """The file's text now, None when it does not exist (or cannot be read as text)."""
+    try:
+        target = resolve_inside(ctx.workdir, path)
+        text, _ = read_text_capped(target, root=ctx.workdir.resolve(), limit=READ_LIMIT)
+    except Exception:  # outside the checkout, a directory, binary: the edit tool says why on writing
+        return None
+    return text
+
+
+def _edited(before: str | None, edit: Edit) -> tuple[str, str]:
+    """(the file's new text, "") or ("", why the edit cannot apply)."""
+    if edit.search is None:
+        return edit.text, ""
+    if not edit.search.strip():
+        return (before or "") + edit.text, ""
+    if before is None:
+        return "", "the file does not exist (to create it, write it whole)"
+    new = replace_once(before, edit.search, edit.text)
+    if new is None:
+        return "", f"the SEARCH lines are not in the file; it holds:\n```\n{_tail(before, 4000)}\n```"
+    return new, ""
+
+
+def replace_once(text: str, search: str, replace: str) -> str | None:
+    """`text` with `search` replaced: exactly, else line by line ignoring whitespace at the line ends,
+    then at both ends (the replacement re-indented by the difference). None when it is not there."""
+    if search in text:
+        return text.replace(search, replace, 1)
+    lines, want = text.splitlines(keepends=True), search.splitlines()
+    for strip in (str.rstrip, str.strip):
+        target = [strip(w) for w in want]
+        for i in range(len(lines) - len(want) + 1):
+            if [strip(line) for line in lines[i : i + len(want)]] == target:
+                new = replace.splitlines(keepends=True)
+                if strip is str.strip:
+                    new = _reindent(new, _indent(lines[i]), _indent(want[0]))
+                return "".join([*lines[:i], *new, *lines[i + len(want) :]])
+    return None
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _reindent(replace: list[str], have: str, wrote: str) -> list[str]:
+    out = []
+    for line in replace:
+        body = line[len(wrote) :] if line.startswith(wrote) else line.lstrip(" \t")
+        out.append(have + body if line.strip() else line)
+    return out
+
+
+def prose(text: str) -> list[str]:
+    """The reply's lines that are words to a reader: not in a fenced or SEARCH/REPLACE block, not a
+    path on its own, not DONE."""
+    out, fence = [], ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        mark = re.match(r"^(`{3,}|~{3,}|<{5,9} ?SEARCH|>{5,9} ?REPLACE)", line)
+        if mark:
+            opened = mark.group(1)
+            closes = line == fence or fence.startswith("<") and opened.startswith(">")
+            fence = "" if fence and closes else fence or opened
+            continue
+        line = line.strip("#*_ ").strip()
+        if not fence and line and line != "DONE" and not path_in(line):
+            out.append(line)
+    return out
+
+
+def commit_message(text: str, changed: list[str]) -> str:
+    """The reply's first line of prose, else what changed."""
+    lines = prose(text)
+    return lines[0][:72] if lines else "Edit " + ", ".join(changed)
+
+
+def summary(text: str, changed: list[str], checked: bool) -> str:
+    said = " ".join(prose(text))[:300]
+    what = f"Changed {', '.join(changed)}; the check passed. " if changed and checked else ""
+    return (what + said).strip() or "Done."
+
+
+def _exit_code(out: ToolOutput) -> int | None:
+    m = re.match(r"exit code: (-?\d+)", out.content)
+    return int(m.group(1)) if m and not out.is_error else None
+
+
+def _head(out: ToolOutput) -> str:
+    return out.content.split("\n", 1)[0]
+
+
+def _body(out: ToolOutput) -> str:
+    return out.content.split("\n", 1)[1] if "\n" in out.content else ""
+
+
+def _tail(text: str, limit: int = TAIL_CHARS) -> str:
+    text = text.strip("\n")
+    return text if len(text) <= limit else "[...]\n" + text[-limit:]
+
+
+def _short(command: str) -> str:
+    return command if len(command) <= 120 else command[:117] + "..."
+
+
+@dataclass
+class EditTurn(Turn):
+    """The turn in work_mode "edits": the same loop (`Turn.run`, `step`: limits → query → execute), with
+    no tools sent, no calls read from the text, no wrap-up nudge, and each reply acted on by `edits`."""
+
+    edits: EditMode = field(default_factory=lambda: EditMode([]))
+    nudge: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._acted = True  # a reply without an edit is `EditMode.act`'s to judge, not "called no tool"
+
+    def _request(self) -> ModelRequest:
+        return dataclasses.replace(super()._request(), tools=[])
+
+    def _read_text_calls(self, reply: ModelReply) -> list[ToolUseBlock]:
+        return []
+
+    def _execute(self, reply: ModelReply) -> None:
+        self.conversation.add_user_text(self.edits.act(reply.text, self.ctx, self.result.steps))
+        if self.ctx.cancel.is_set():
+            raise self.ctx.cancel.interrupted()
+        if self.result.steps >= self.limits.max_steps:
+            raise StepLimit(f"reached max_turn_steps ({self.limits.max_steps})")

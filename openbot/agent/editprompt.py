@@ -1,0 +1,149 @@
+"""What a model reads in work_mode "edits": a short way of working (no tools, no memory) and a first message
+that holds the files the task names, bounded by the window (docs/MODELS.md, "Work mode").
+
+Which files: every path the task or the instructions name that is a file of the checkout (by its path,
+or by its name when one file has it), then — when the whole checkout's text fits in a quarter of the
+window — every other file too (a tiny repository is shown whole). All of it within a third of the window
+(estimated as everywhere else: agent/context.py); a file that does not fit is named, with how to read it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from openbot.agent.context import estimate_tokens
+from openbot.files import read_text_capped
+
+OPERATING = """\
+# How you work (openbot)
+You change the files of a git repository by writing them in your reply; openbot saves, commits and \
+checks them. To change or create a file, write its path on a line of its own, then the whole file in a \
+fenced block — every line of it, never "..." or "rest unchanged":
+
+calc.py
+```python
+def add(a, b):
+    return a + b
+```
+
+For a long file you may instead write its path, then only the lines to change:
+calc.py
+<<<<<<< SEARCH
+    return a - b
+=======
+    return a + b
+>>>>>>> REPLACE
+
+To run a command (to read a file not shown, or one the task asks for), write it in one ```sh block. \
+Nobody answers questions: decide and act, and write your edits in your reply."""
+
+_LANGS = {".py": "python", ".js": "javascript", ".ts": "typescript", ".sh": "sh", ".md": "markdown"}
+_LANGS |= {".toml": "toml", ".json": "json", ".yml": "yaml", ".yaml": "yaml", ".rs": "rust", ".go": "go"}
+_TOKEN = re.compile(r"[\w./-]*[\w/]")
+MAX_LISTED = 50
+SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache"}
+
+
+@dataclass
+class Shown:
+    """The first message's files: what was shown, and what did not fit."""
+
+    text: str = ""
+    in_chat: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+
+
+def named_files(text: str, files: set[str]) -> list[str]:
+    """The checkout's files `text` names, in the order named: by path, or by a name only one file has."""
+    by_name: dict[str, list[str]] = {}
+    for f in sorted(files):
+        by_name.setdefault(PurePosixPath(f).name, []).append(f)
+    named: list[str] = []
+    for token in _TOKEN.findall(text):
+        token = token.removeprefix("./").rstrip("/")
+        hit = token if token in files else None
+        if hit is None and len(by_name.get(token, [])) == 1 and ("." in token or "/" in token):
+            hit = by_name[token][0]
+        if hit and hit not in named:
+            named.append(hit)
+    return named
+
+
+def show_files(task: str, root: Path, files: set[str], window: int) -> Shown:
+    """The files section of the first message (see the module's docstring for which files)."""
+    budget = window // 3
+    named = named_files(task, files)
+    order = list(named)
+    if sum(_size(root / f) for f in files) <= window // 4 * 4:  # ~4 characters a token
+        order += [f for f in sorted(files) if f not in order]
+    shown = Shown()
+    parts: list[str] = []
+    for f in order:
+        text = _text(root, f, budget * 4)
+        block = _block(f, text) if text is not None else ""
+        cost = estimate_tokens(block)
+        if not block or cost > budget:
+            if f in named:  # a file of a tiny repository that is not text is only listed
+                shown.left_out.append(f)
+            continue
+        budget -= cost
+        parts.append(block)
+        shown.in_chat.append(f)
+    if shown.left_out:
+        parts.append(
+            f"Not shown, too large for the model's window (~{window:,} tokens): {', '.join(shown.left_out)}. "
+            "To read part of one, run `sed -n 1,60p FILE` in a ```sh block."
+        )
+    rest = sorted(files - set(shown.in_chat) - set(shown.left_out))
+    if rest:
+        more = f" (and {len(rest) - MAX_LISTED} more)" if len(rest) > MAX_LISTED else ""
+        parts.append("Other files in the repository: " + ", ".join(rest[:MAX_LISTED]) + more)
+    shown.text = "\n\n".join(parts)
+    return shown
+
+
+def first_message(task: str, shown: Shown, checks: tuple[str, ...]) -> str:
+    """The files, what openbot does with an edit, then the task: last, where a small model looks."""
+    after = "After each reply openbot saves and commits the files you wrote"
+    if checks:
+        after += f", then runs {', '.join(f'`{c}`' for c in checks)} and tells you what failed"
+    files = shown.text or "(the repository has no files yet)"
+    return f"# Files\n{files}\n\n# Check\n{after}.\n\n# Task\n{task.strip()}\n"
+
+
+def _block(path: str, text: str) -> str:
+    fence = "````" if "```" in text else "```"
+    lang = _LANGS.get(PurePosixPath(path).suffix, "")
+    return f"{path}\n{fence}{lang}\n{text}{'' if text.endswith(chr(10)) or not text else chr(10)}{fence}"
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0
+
+
+def _text(root: Path, rel: str, limit: int) -> str | None:
+    """A text file's content, None when it is binary, not UTF-8, too large or unreadable."""
+    try:
+        text, cut = read_text_capped(root / rel, root=root, limit=limit)
+    except Exception:  # a link out of the checkout, a FIFO, not UTF-8: not shown
+        return None
+    return None if cut or "\0" in text else text
+
+
+def listing(root: Path, limit: int = 2000) -> set[str]:
+    """The checkout's files (relative, `/`-separated), without git's and tools' own directories."""
+    found: set[str] = set()
+    for top, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        rel = Path(top).relative_to(root)
+        names = [n for n in names if n not in SKIP_DIRS and not os.path.islink(os.path.join(top, n))]
+        found.update((rel / n).as_posix() for n in names)  # a linked worktree's `.git` is a file
+        if len(found) >= limit:
+            break
+    return found

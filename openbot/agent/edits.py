@@ -1,0 +1,161 @@
+"""Edits a model wrote in its reply (work_mode "edits"): whole files, search/replace blocks, one command.
+
+Read as aider reads its `whole` and `diff` formats, and as tolerantly:
+
+    calc.py                          a path on its own line (`calc.py`, **calc.py**, calc.py:, # calc.py),
+    ```python                        then a fenced block: the whole new file
+    ...
+    ```
+
+    calc.py                          a path, then (fenced or not) one or more blocks
+    <<<<<<< SEARCH                   the exact lines now in the file
+    =======
+    >>>>>>> REPLACE                  what replaces them (an empty SEARCH: added at the end, or a new file)
+
+    ```sh                            a command (sh, bash, shell, console): the first one in a reply runs
+    DONE                             a line of its own: the model says the task is done
+
+A path the model slipped on is repaired (`repair`): `./x`, an absolute path inside the checkout, aider's
+`path/to/` placeholder, or a wrong directory when one file in the chat (or the repository) has that
+name. Nothing here touches a file: agent/editmode.py applies what is read, through the `edit` tool.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([^\s`]*)")
+_SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b")
+_DIVIDER = re.compile(r"^\s*={5,9}\s*$")
+_REPLACE = re.compile(r"^\s*>{5,9} ?REPLACE\b")
+_DONE = re.compile(r"^[\s*_`#>]*DONE[\s*_`.!]*$")
+_SHELLS = {"sh", "bash", "shell", "console", "zsh"}
+_BARE_NAMES = {"Makefile", "Dockerfile", "VERSION", "LICENSE", "README", "Procfile", "Gemfile"}
+PLACEHOLDER = "path/to/"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One file change as the model wrote it: `search` None for a whole file."""
+
+    path: str
+    text: str
+    search: str | None = None
+
+
+@dataclass
+class Parsed:
+    edits: list[Edit] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    done: bool = False
+    pathless: int = 0  # fenced blocks with no path before them (code shown, not a file)
+    last_path: str = ""  # a SEARCH block with no path of its own is for the file named last
+
+
+def parse_reply(text: str) -> Parsed:
+    out = Parsed()
+    lines = text.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _SEARCH.match(line):
+            i = _search_replace(lines, i, _path_before(lines, i) or out.last_path, out)
+            continue
+        fence = _FENCE.match(line)
+        if fence:
+            i = _fenced(lines, i, fence, out)
+            continue
+        out.done = out.done or bool(_DONE.match(line))
+        i += 1
+    return out
+
+
+def _fenced(lines: list[str], i: int, fence: re.Match[str], out: Parsed) -> int:
+    """A fenced block from line `i`: a command, search/replace blocks, or a whole file. The next line."""
+    mark, info = fence.group(1), fence.group(2)
+    end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == mark), len(lines))
+    body = lines[i + 1 : end]
+    if any(_SEARCH.match(b) for b in body):
+        path = _path_before(lines, i) or out.last_path
+        j = 0
+        while j < len(body):
+            if _SEARCH.match(body[j]):
+                j = _search_replace(body, j, _path_before(body, j) or path, out)
+            else:
+                j += 1
+        return end + 1
+    if info.lower() in _SHELLS:
+        out.commands.append("".join(body).strip())
+        return end + 1
+    path = _path_before(lines, i) or (info if _pathlike(info) and "." in info else "")
+    if path:
+        out.edits.append(Edit(path, "".join(body)))
+    else:
+        out.pathless += 1
+    return end + 1
+
+
+def _search_replace(lines: list[str], i: int, path: str, out: Parsed) -> int:
+    """One SEARCH/REPLACE block starting at line `i`; the line after it."""
+    search: list[str] = []
+    replace: list[str] = []
+    into, j = search, i + 1
+    while j < len(lines) and not _REPLACE.match(lines[j]):
+        if into is search and _DIVIDER.match(lines[j]):
+            into = replace
+        else:
+            into.append(lines[j])
+        j += 1
+    if path:
+        out.edits.append(Edit(path, "".join(replace), "".join(search)))
+        out.last_path = path
+    return j + 1
+
+
+def _path_before(lines: list[str], i: int) -> str:
+    """The path on the nearest non-blank line above line `i` (fence lines skipped), or ""."""
+    for j in range(i - 1, max(i - 4, -1), -1):
+        line = lines[j].strip()
+        if not line or _FENCE.match(line):
+            continue
+        return path_in(line)
+    return ""
+
+
+def path_in(line: str) -> str:
+    """The file path a line names on its own, in the ways models write one; "" when it names none."""
+    line = re.sub(r"^(#+|//|--)\s*", "", line.strip())
+    quoted = re.findall(r"`([^`\s]+)`", line)
+    if " " in line.strip("*_` :") and quoted and line.endswith(":"):
+        line = quoted[-1]  # Here is the updated `calc.py`:
+    line = line.strip().strip("*_`'\"").rstrip(":").strip("*_`'\"")
+    line = re.sub(r"^(file|filename|path)\s*:\s*", "", line, flags=re.IGNORECASE)
+    return line if _pathlike(line) else ""
+
+
+def _pathlike(word: str) -> bool:
+    if not word or any(c.isspace() for c in word) or word.startswith("-") or len(word) > 200:
+        return False
+    name = PurePosixPath(word).name
+    return "." in name.strip(".") or name.startswith(".") or "/" in word or name in _BARE_NAMES
+
+
+def repair(path: str, files: Collection[str], in_chat: Collection[str], root: str = "") -> str:
+    """The file the model meant by `path` (`files`: the checkout's, `root`: its absolute path): as written
+    when it exists, or when it is new in a subdirectory that exists; else the one file in the chat with
+    its name (aider's repair of a dropped or wrong directory), else that new file."""
+    path = path.replace("\\", "/")
+    if root and path.startswith(root.rstrip("/") + "/"):
+        path = path[len(root.rstrip("/")) + 1 :]
+    while path.startswith("./"):
+        path = path[2:]
+    path = path.removeprefix(PLACEHOLDER) if path not in files else path
+    parent = str(PurePosixPath(path).parent)
+    if path in files or parent != "." and any(f.startswith(parent + "/") for f in files):
+        return path
+    name = PurePosixPath(path).name
+    same = sorted({f for f in in_chat if PurePosixPath(f).name == name})
+    return same[0] if len(same) == 1 else path

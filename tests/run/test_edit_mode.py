@@ -1,0 +1,155 @@
+"""work_mode "edits" through the real CLI: the model writes files in its reply, openbot applies them through
+the edit tool (the sandbox's write rule holds), commits them, runs the bot's check and sends its failures
+back; `auto` picks it for local servers, and `work_mode = "tools"` keeps tool calls (docs/MODELS.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from openbot import paths
+from openbot.testing.fakeopenai import FakeOpenAI, last_user_text, reply
+from tests.helpers import events, git, make_bot, make_repo, run_cli, sessions
+
+EDITS = 'work_mode = "edits"\nmax_iterations = 1'
+CHECK = "verify = [\"python3 -c 'import config, sys; sys.exit(0 if config.X == 5 else 1)'\"]"
+MODEL = "qwen2.5-coder-1.5b"
+
+
+def text(said: str) -> dict[str, Any]:
+    return {"text": said}
+
+
+def branch_of(repo: Path) -> str:
+    return git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/openbot/")
+
+
+def show(repo: Path, what: str) -> str:
+    return git(repo, "show", f"{branch_of(repo)}:{what}")
+
+
+def project(tmp_path: Path) -> Path:
+    return make_repo(
+        tmp_path / "proj", {"config.py": "X = 1\nY = 2\n", "pkg/util.py": "def f():\n    return 1\n"}
+    )
+
+
+def test_a_whole_file_in_the_reply_is_written_and_committed_with_the_replys_first_line(
+    tmp_path: Path,
+) -> None:
+    repo = project(tmp_path)
+    make_bot("e", [text("Set X to 5.\n\nconfig.py\n```python\nX = 5\nY = 2\n```\n"), text("DONE")], EDITS)
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert show(repo, "config.py") == "X = 5\nY = 2"
+    assert git(repo, "log", "-1", "--format=%s", branch_of(repo)) == "Set X to 5."
+    assert 'work mode: edits (work_mode = "edits" in the config)' in out.stderr
+
+
+def test_a_search_replace_block_is_applied_and_committed(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    said = "Return 2.\n\npkg/util.py\n<<<<<<< SEARCH\n    return 1\n=======\n    return 2\n>>>>>>> REPLACE\n"
+    make_bot("e", [text(said), text("DONE")], EDITS)
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert show(repo, "pkg/util.py") == "def f():\n    return 2"
+    assert git(repo, "log", "-1", "--format=%s", branch_of(repo)) == "Return 2."
+
+
+def test_a_path_to_slip_lands_on_the_file_in_the_chat(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    said = "Fix.\n\npath/to/util.py\n```python\ndef f():\n    return 3\n```\n"
+    make_bot("e", [text(said), text("DONE")], EDITS, instructions="Make f in pkg/util.py return 3.")
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert show(repo, "pkg/util.py") == "def f():\n    return 3"
+    tree = git(repo, "ls-tree", "-r", "--name-only", branch_of(repo)).split()
+    assert sorted(tree) == ["config.py", "pkg/util.py"]  # no path/to/ directory
+
+
+def test_an_edit_the_sandbox_does_not_allow_is_refused_and_said(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    outside = tmp_path / "escape.txt"
+    hook = ".git/hooks/pre-commit"
+    said = f"Write.\n\n../escape.txt\n```\nowned\n```\n\n{outside}\n```\nowned\n```\n\n{hook}\n```\nx\n```\n"
+    make_bot("e", [text(said), text("DONE"), text("DONE")], EDITS)
+    out = run_cli("run", "e", cwd=repo)
+    assert not outside.exists() and not (repo / hook).exists()
+    [session] = sessions("e")
+    results = [e for e in events(session) if e["type"] == "tool_result" and e["name"] == "edit"]
+    assert [r["is_error"] for r in results] == [True, True, True]
+    assert all("outside the working directory" in r["content"] for r in results[:2])
+    assert "one of git's own files (.git)" in results[2]["content"]
+    assert branch_of(repo) == "", out.stderr  # nothing was committed
+
+
+def test_a_read_only_sandbox_refuses_the_edit(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    make_bot(
+        "e", [text("X.\n\nconfig.py\n```\nX = 5\n```\n"), text("DONE")], EDITS + '\nsandbox = "read-only"'
+    )
+    run_cli("run", "e", cwd=repo)
+    [session] = sessions("e")
+    [result] = [e for e in events(session) if e["type"] == "tool_result" and e["name"] == "edit"]
+    assert result["is_error"] and "'read-only' sandbox forbids writing config.py" in result["content"]
+
+
+def local_bot(base_url: str, config: str = "") -> None:
+    d = paths.bot_home("small")
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.md").write_text(
+        f'+++\nmodel = "llamacpp:{MODEL}"\nbase_url = "{base_url}"\nsleep_secs = 0\nmax_iterations = 1\n'
+        f"{config}\n+++\nChange the constant X in config.py to 5.\n"
+    )
+
+
+def test_a_local_model_works_in_edits_by_default_and_a_failing_check_reaches_the_next_request(
+    tmp_path: Path,
+) -> None:
+    repo = project(tmp_path)
+    wrong = reply(
+        "Set X.\n\nconfig.py\n```python\nX = 4  # same size, same second: a stale .pyc\nY = 2\n```\n"
+    )
+    right = reply("Now 5.\n\nconfig.py\n```python\nX = 5\nY = 2\n```\n")
+    with FakeOpenAI([wrong, right], models={MODEL: {}}) as api:
+        local_bot(api.base_url, CHECK)
+        out = run_cli("run", "small", cwd=repo)
+        bodies = api.bodies
+    assert out.returncode == 0, out.stderr
+    assert "work mode: edits (auto: llamacpp: is a local or OpenAI-compatible server)" in out.stderr
+    assert len(bodies) == 2 and all("tools" not in b for b in bodies)
+    first, second = last_user_text(bodies[0]), last_user_text(bodies[1])
+    assert (
+        "config.py\n```python\nX = 1\nY = 2\n```" in first
+    )  # the file the task names, in front of the model
+    assert "the check `python3 -c" in second and "failed (exit code: 1)" in second
+    assert show(repo, "config.py") == "X = 5\nY = 2"
+
+
+def test_work_mode_tools_on_a_local_model_keeps_tool_calls(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    done = {"name": "session_complete", "input": {"summary": "nothing", "action": "review"}}
+    with FakeOpenAI([reply("", [done])], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'work_mode = "tools"')
+        out = run_cli("run", "small", cwd=repo)
+        [body] = api.bodies
+    assert out.returncode == 0, out.stderr
+    assert 'work mode: tools (work_mode = "tools" in the config)' in out.stderr
+    assert {t["function"]["name"] for t in body["tools"]} >= {"shell", "edit", "session_complete"}
+
+
+def test_bots_show_says_the_mode_and_why_and_the_smaller_prompt(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    local_bot("http://127.0.0.1:9/v1")
+    shown = run_cli("bots", "show", "small", cwd=repo)
+    assert "work mode: edits (auto: llamacpp: is a local or OpenAI-compatible server)" in shown.stdout
+    edits = json.loads(run_cli("bots", "show", "small", "--json", cwd=repo).stdout)
+    local_bot("http://127.0.0.1:9/v1", 'tool_protocol = "text"')
+    tools = json.loads(run_cli("bots", "show", "small", "--json", cwd=repo).stdout)
+    assert edits["work_mode"]["mode"] == "edits" and tools["work_mode"] == {
+        "mode": "tools",
+        "why": "auto: tool_protocol set in the config",
+    }
+    assert edits["prompt_tokens"]["tools"] == 0 and edits["prompt_tokens"]["system"] < 400
+    assert tools["prompt_tokens"]["system"] > 1000
