@@ -178,8 +178,7 @@ class Runner:
         self.view.budget = self.parts.budget.status()
 
     def _say_start(self) -> None:
-        """What the run says as it starts, each line an event of its log: which bot runs and why
-        (repository skills left out), its warnings, then the state of the user's checkout."""
+        """The run's first lines (events of its log): the bot and why, how it works, warnings, checkout."""
         c = self.plan.config
         notes = [*self.plan.notices, self.plan.work.said()]  # which bot, how it works (config/workmode.py)
         said: list[tuple[NoticeKind, str]] = [("run_note", note) for note in notes]

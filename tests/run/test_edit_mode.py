@@ -130,10 +130,10 @@ def test_a_local_model_works_in_edits_by_default_and_a_failing_check_reaches_the
 def test_work_mode_tools_on_a_local_model_keeps_tool_calls(tmp_path: Path) -> None:
     repo = project(tmp_path)
     done = {"name": "session_complete", "input": {"summary": "nothing", "action": "review"}}
-    with FakeOpenAI([reply("", [done])], models={MODEL: {}}) as api:
+    with FakeOpenAI([reply("", [done]), reply("", [done])], models={MODEL: {}}) as api:  # asked, confirmed
         local_bot(api.base_url, 'work_mode = "tools"')
         out = run_cli("run", "small", cwd=repo)
-        [body] = api.bodies
+        body = api.bodies[0]
     assert out.returncode == 0, out.stderr
     assert 'work mode: tools (work_mode = "tools" in the config)' in out.stderr
     assert {t["function"]["name"] for t in body["tools"]} >= {"shell", "edit", "session_complete"}
