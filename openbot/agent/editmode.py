@@ -26,7 +26,6 @@ from openbot.agent.tools.registry import run_tool
 from openbot.agent.turn import Turn
 from openbot.events import ToolCall
 from openbot.files import read_text_capped
-from openbot.state.messages import ToolUseBlock
 from openbot.stops import Completed, Completion, StepLimit, Stuck
 
 TAIL_CHARS = 2_500  # of a failed check's output: the end, where test runners say what failed
@@ -268,12 +267,10 @@ class EditTurn(Turn):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._acted = True  # a reply without an edit is `EditMode.act`'s to judge, not "called no tool"
+        self.protocol = "native"  # no call is read from the text (agent/textreply.py); none is sent either
 
     def _request(self) -> ModelRequest:
         return dataclasses.replace(super()._request(), tools=[])
-
-    def _read_text_calls(self, reply: ModelReply) -> list[ToolUseBlock]:
-        return []
 
     def _execute(self, reply: ModelReply) -> None:
         self.conversation.add_user_text(self.edits.act(reply.text, self.ctx, self.result.steps))
