@@ -229,13 +229,14 @@ def test_evals_copy_of_the_bot_follows_no_link_the_agent_planted(user: User) -> 
     (skills / "notes.md").symlink_to(host / "secret.txt")
     (skills / "ok.md").write_text("# a skill\n")
     (skills / "same.md").symlink_to("ok.md")  # a link inside the bot's directory stays a link
+    (skills / "abs.md").symlink_to(skills / "ok.md")  # … into the copy, not back into the user's
     os.mkfifo(skills / "pipe")
     proc, result = _eval(user, str(suite), "--keep", env={})
     assert result.get("solved"), (proc.stderr, result)
     kept = Path(proc.stderr.split("kept: ")[1].split()[0])
     copied = kept / "task-001" / "home" / "bots" / "hostile" / "skills"
     assert (copied / "ok.md").read_text() == "# a skill\n"
-    assert os.readlink(copied / "same.md") == "ok.md"
+    assert os.readlink(copied / "same.md") == os.readlink(copied / "abs.md") == "ok.md"
     for name in ("z.bin", "notes.md", "pipe"):
         assert not os.path.lexists(copied / name), name
         assert f"skills/{name}" in proc.stderr  # said

@@ -2,8 +2,8 @@
 
 The bot's directory is partly the agent's: its skills dir is writable to every run of the bot. So the copy
 follows no link and opens nothing but regular files (`O_NOFOLLOW | O_NONBLOCK`, checked with fstat): a
-link that stays inside the directory is copied as the same link (its target is copied in its own right),
-a link out of it, a FIFO, a socket or a device is left out and named. The copy is bounded: past
+link that stays inside the directory is copied as a relative link to the same file of the copy (never
+back into the user's directory), a link out of it, a FIFO, a socket or a device is left out and named. The copy is bounded: past
 MAX_BYTES or MAX_ENTRIES it stops with one line saying which directory is too big.
 """
 
@@ -70,7 +70,9 @@ def _copy_link(job: Copy, link: Path, dest: Path, rel: str) -> None:
     if os.path.commonpath([root, real]) != root or real == root:
         job.left_out.append(f"{rel} (a link out of the bot's directory, to {target})")
         return
-    os.symlink(target, dest)  # resolves inside the copy the same way: what it names is copied on its own
+    # Relative to where it lies, so that it resolves inside the copy (an absolute link would lead back
+    # into the user's own directory); what it names is copied in its own right.
+    os.symlink(os.path.relpath(real, os.path.realpath(link.parent)), dest)
 
 
 def _copy_file(job: Copy, path: Path, dest: Path, rel: str) -> None:
