@@ -3,8 +3,9 @@
 The bot's directory is partly the agent's: its skills dir is writable to every run of the bot. So the copy
 follows no link and opens nothing but regular files (`O_NOFOLLOW | O_NONBLOCK`, checked with fstat): a
 link that stays inside the directory is copied as a relative link to the same file of the copy (never
-back into the user's directory), a link out of it, a FIFO, a socket or a device is left out and named. The copy is bounded: past
-MAX_BYTES or MAX_ENTRIES it stops with one line saying which directory is too big.
+back into the user's directory), a link out of it, a FIFO, a socket or a device is left out and named.
+The copy is bounded: past MAX_BYTES or MAX_ENTRIES it stops with one line saying which directory is too
+big.
 """
 
 from __future__ import annotations
