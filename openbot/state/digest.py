@@ -19,6 +19,9 @@ _SINCE = re.compile(r"^(\d+(?:\.\d+)?)\s*([mhdw])$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _STAT = re.compile(r"(\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?")
 FIELDS = ("bot", "project", "run_id", "status", "exit_code", "verified", "branch", "cost_usd", "reason")
+# A branch a run of openbot made: `openbot/<name>`, one path component (git/runsdir.py). Only such a
+# branch is ever offered to merge or delete: a record names whatever it likes (`main`).
+_RUN_BRANCH = re.compile(r"^openbot/(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
 def parse_since(text: str) -> float:
@@ -138,17 +141,25 @@ def _diffstat(repo: Path, base: str, branch: str) -> dict[str, int] | None:
 
 
 def next_commands(r: dict[str, object], repo: Path | None, alive: bool) -> dict[str, str]:
-    """accept (merge the branch), reject (delete it), continue (resume the run): those that apply."""
+    """accept (merge the branch), reject (delete it), continue (resume the run): those that apply.
+
+    A record is data anyone can write (a CI artifact, a crafted file): every value in a command is
+    shell-quoted, only a branch of openbot's own (`openbot/<name>`) is offered to merge or delete, and
+    only a run id of openbot's format to resume."""
+    from openbot.state.runstate import RUN_ID_RE
+
     status, action, branch = r["status"], r["action"], str(r["branch"] or "")
     out: dict[str, str] = {}
     if action in ("merge", "discard") and status == "completed":
         return out  # already applied
     git = f"git -C {shlex.quote(str(repo))}" if repo else "git"
-    if alive and status == "completed" and r["verified"] is not False:
+    ours = alive and _RUN_BRANCH.match(branch) is not None
+    if ours and status == "completed" and r["verified"] is not False:
         out["accept"] = f"{git} merge --no-overwrite-ignore {shlex.quote(branch)}"
-    if alive:
+    if ours:
         out["reject"] = f"{git} branch -D {shlex.quote(branch)}"
-    if status not in ("completed", "running") and action != "discard" and r["run_id"]:  # "died" goes on
-        cd = f"cd {shlex.quote(str(repo))} && " if repo else ""
-        out["continue"] = f"{cd}openbot run {shlex.quote(str(r['bot']))} --resume {r['run_id']}"
+    run_id = str(r["run_id"])
+    if status not in ("completed", "running") and action != "discard" and RUN_ID_RE.match(run_id):
+        cd = f"cd {shlex.quote(str(repo))} && " if repo else ""  # "died" goes on; no id, no resume
+        out["continue"] = f"{cd}openbot run {shlex.quote(str(r['bot']))} --resume {shlex.quote(run_id)}"
     return out

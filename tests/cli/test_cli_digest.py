@@ -121,3 +121,40 @@ def test_the_digest_shows_the_slug_budget_toml_names_and_a_slug_matching_nothing
     doctor = run_cli("doctor", cwd=tmp_path)
     (warn,) = [ln for ln in doctor.stdout.splitlines() if "app-typo1234" in ln and "WARN" in ln]
     assert "WARN" in warn and "matches no repository" in warn
+
+
+def test_commands_from_crafted_records_are_quoted_and_never_touch_a_users_branch(tmp_path: Path) -> None:
+    """A record is data anyone can write (a CI artifact): a "ready to paste" command must run nothing it
+    names, and never offer to merge or delete a branch that is not openbot's."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "branch", "openbot/x-1")
+    canary = tmp_path / "pasted-and-ran"
+    base = {"project": "p", "status": "failed", "exit_code": 1, "repo_root": str(repo), "cost_usd": 0}
+    records = {
+        "main": {**base, "bot": "b", "run_id": f"20260101T000000Z-abcd; touch {canary}", "branch": "main"},
+        "done": {**base, "bot": "b", "run_id": "r2", "branch": "main", "status": "completed"},
+        "bot": {
+            **base,
+            "bot": f"b; touch {canary}",
+            "run_id": "20260101T000000Z-beef",
+            "branch": "openbot/x-1",
+        },
+        "dots": {**base, "bot": "b", "run_id": "r4", "branch": "openbot/../main"},
+    }
+    for name, record in records.items():
+        (tmp_path / "artifacts" / name).mkdir(parents=True)
+        (tmp_path / "artifacts" / name / "run.json").write_text(json.dumps(record))
+    out = run_cli("digest", "--json", str(tmp_path / "artifacts"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    commands = [c for row in json.loads(out.stdout)["runs"] for c in row["commands"].values()]
+    assert not any("main" in c for c in commands), commands
+    assert commands == [
+        f"git -C {repo} branch -D openbot/x-1",
+        f"cd {repo} && openbot run 'b; touch {canary}' --resume 20260101T000000Z-beef",
+    ]
+    for command in commands:  # pasted as printed: they run only what they say
+        subprocess.run(command.replace("openbot run", "true"), shell=True, cwd=tmp_path, check=False)
+    assert not canary.exists() and git(repo, "branch", "--list", "main")
+    markdown = run_cli("digest", str(tmp_path / "artifacts"), cwd=tmp_path).stdout
+    assert "branch -D main" not in markdown and "--resume 20260101T000000Z-abcd" not in markdown
+    assert f"openbot run 'b; touch {canary}' --resume" in markdown
