@@ -8,8 +8,10 @@ agent's walls — sandboxed, no secrets, no open network. At run time `run`/`pop
 refuse a sandboxed step whose argv was not made by the sandbox (`Confined`), and every environment loses
 the model keys unless the step is openbot's own child that needs them (an `openbot run` it starts).
 
-docs/SANDBOX.md's table of steps is `table()` (tests/test_gate.py compares them); an architecture test
-fails on any `subprocess`/`os.exec*`/`os.posix_spawn*` call outside this module.
+docs/SANDBOX.md's table of steps is `table()` (tests/test_gate.py compares them; scripts/render_steps.py
+rewrites it); tests/test_process_starts.py fails on any process start (`subprocess`, `os.exec*`,
+`os.posix_spawn*`, the mcp SDK's `stdio_client`, …) or `import subprocess` outside this module. A library
+that starts its process itself gets its argv and environment from here (`stdio_server`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, TextIO
 
-# The vocabulary lives in gateterms.py; callers name it through the gate (gate.From, gate.Confined, …).
+# The vocabulary and the register of steps live in gateterms.py; callers name them through the gate
+# (gate.From, gate.Confined, gate.steps(), …), and steps are declared only in the list below.
 from openbot.gateterms import Confined as Confined
 from openbot.gateterms import From as From
 from openbot.gateterms import GateError as GateError
@@ -30,34 +33,14 @@ from openbot.gateterms import Secrets as Secrets
 from openbot.gateterms import Step as Step
 from openbot.gateterms import Walls as Walls
 from openbot.gateterms import clean_env as clean_env
-
-_STEPS: dict[str, Step] = {}
-
-
-def step(
-    name: str,
-    what: str,
-    code_from: tuple[From, ...],
-    walls: Walls,
-    net: Net = Net.NONE,
-    secrets: Secrets = Secrets.NONE,
-    cwd: str = "",
-    test: str = "",
-) -> Step:
-    """Declare a step, here in this module only: the list below is the whole of what openbot runs."""
-    made = Step(name, what, code_from, walls, net, secrets, cwd, test)
-    if name in _STEPS and _STEPS[name] != made:
-        raise AssertionError(f"gate step {name} declared twice")
-    _STEPS[name] = made
-    return made
-
-
-def steps() -> list[Step]:
-    return sorted(_STEPS.values(), key=lambda s: s.name)
+from openbot.gateterms import is_declared
+from openbot.gateterms import step as step
+from openbot.gateterms import steps as steps
+from openbot.gateterms import table as table
 
 
 def _checked(step_: Step, argv: Sequence[str]) -> list[str]:
-    if step_.name not in _STEPS:
+    if not is_declared(step_):
         raise GateError(f"gate: step {step_.name} was never declared")
     if step_.walls is Walls.SANDBOX and not isinstance(argv, Confined):
         raise GateError(f"gate: step {step_.name} runs inside the walls, but its argv was not confined")
@@ -124,18 +107,6 @@ TimeoutExpired = subprocess.TimeoutExpired
 PIPE, DEVNULL, STDOUT = subprocess.PIPE, subprocess.DEVNULL, subprocess.STDOUT
 CompletedProcess = subprocess.CompletedProcess
 Popen = subprocess.Popen
-
-
-def table() -> str:
-    """docs/SANDBOX.md's table of steps, one row a step."""
-    rows = [
-        "| step | what | code and configuration from | walls | network | secrets | test |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for s in steps():
-        cells = (f"`{s.name}`", s.what, ", ".join(f.value for f in s.code_from), s.walls.value, s.net.value)
-        rows.append("| " + " | ".join((*cells, s.secrets.value, s.test)) + " |")
-    return "\n".join(rows) + "\n"
 
 
 # The steps. `code_from` names every source of code or configuration the process may run with; a step that

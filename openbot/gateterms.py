@@ -88,3 +88,44 @@ def clean_env(step_: Step, env: Mapping[str, str] | None, named: Sequence[str] =
 
 def _named(name: str, named: Sequence[str]) -> bool:
     return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in named)
+
+
+_STEPS: dict[str, Step] = {}
+
+
+def step(
+    name: str,
+    what: str,
+    code_from: tuple[From, ...],
+    walls: Walls,
+    net: Net = Net.NONE,
+    secrets: Secrets = Secrets.NONE,
+    cwd: str = "",
+    test: str = "",
+) -> Step:
+    """Declare a step — in openbot/gate.py's list only: that list is the whole of what openbot runs."""
+    made = Step(name, what, code_from, walls, net, secrets, cwd, test)
+    if name in _STEPS and _STEPS[name] != made:
+        raise AssertionError(f"gate step {name} declared twice")
+    _STEPS[name] = made
+    return made
+
+
+def steps() -> list[Step]:
+    return sorted(_STEPS.values(), key=lambda s: s.name)
+
+
+def is_declared(step_: Step) -> bool:
+    return _STEPS.get(step_.name) == step_
+
+
+def table() -> str:
+    """docs/SANDBOX.md's table of steps, one row a step."""
+    rows = [
+        "| step | what | code and configuration from | walls | network | secrets | test |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in steps():
+        cells = (f"`{s.name}`", s.what, ", ".join(f.value for f in s.code_from), s.walls.value, s.net.value)
+        rows.append("| " + " | ".join((*cells, s.secrets.value, s.test)) + " |")
+    return "\n".join(rows) + "\n"

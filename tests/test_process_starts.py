@@ -21,6 +21,7 @@ import openbot
 
 ROOT = Path(openbot.__file__).parent
 ALLOWED = ("gate.py", "sandbox/launch.py")
+_DECLARE = ("openbot.gate.step", "openbot.gateterms.step")
 _SUBPROCESS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput"}
 
 
@@ -81,6 +82,8 @@ def doors(root: Path) -> set[tuple[str, str]]:
                 found.add((rel, "import subprocess"))
             elif isinstance(node, ast.Call) and starts_a_process(name := _dotted(node.func, aliases)):
                 found.add((rel, name))
+            elif isinstance(node, ast.Call) and _dotted(node.func, aliases) in _DECLARE:
+                found.add((rel, "declares a step"))  # the list in gate.py is the whole of what openbot runs
     return found
 
 
@@ -92,7 +95,8 @@ def test_every_process_start_goes_through_the_gate() -> None:
 
 def test_a_planted_process_start_is_caught(tmp_path: Path) -> None:
     """The scan of a copy of the package finds a `subprocess.run` planted in a function, an `os.execv`
-    imported under another name, an `import subprocess` and an mcp `stdio_client`."""
+    imported under another name, an `import subprocess`, an mcp `stdio_client` and a step declared
+    outside gate.py's list."""
     copy = tmp_path / "openbot"
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert doors(copy) == set()
@@ -103,11 +107,15 @@ def test_a_planted_process_start_is_caught(tmp_path: Path) -> None:
     memory.write_text(memory.read_text() + "\nfrom os import execv as go\n\ngo('/bin/true', ['true'])\n")
     hub = copy / "agent" / "tools" / "mcp" / "hub.py"
     hub.write_text(hub.read_text() + "\nfrom mcp import stdio_client\n\nstdio_client(None)\n")
+    notify = copy / "run" / "notify.py"
+    mine = "\nMINE = gate.step('x', 'y', (gate.From.USER,), gate.Walls.BESIDE)\n"
+    notify.write_text(notify.read_text() + mine)
     assert doors(copy) == {
         ("run/fleet.py", "import subprocess"),
         ("run/fleet.py", "subprocess.run"),
         ("state/memory.py", "os.execv"),
         ("agent/tools/mcp/hub.py", "mcp.stdio_client"),
+        ("run/notify.py", "declares a step"),
     }
 
 
