@@ -90,6 +90,17 @@ def list_(
         typer.echo(visible(f"{r['name']:<{width}}  {r['source']:<7}  {what}"))
 
 
+def _bot_owning(name: str) -> str:
+    """The first bot (home, then the repository's) with a skill of its own named `name`, or ""."""
+    from openbot.config.bots import all_bots
+    from openbot.config.skills import scan
+
+    for ref in all_bots(repo_root()).values():
+        if any(s.name == name for s in scan(ref.config_path.parent / "skills", "bot")[0]):
+            return ref.name
+    return ""
+
+
 @skills_app.command()
 def show(
     name: str = typer.Argument(..., help="The skill to show."),
@@ -109,6 +120,9 @@ def show(
     if name not in skills:
         close = difflib.get_close_matches(name, list(skills), n=3)
         hint = f"did you mean '{close[0]}'?" if close else f"skills: {', '.join(skills) or 'none'}"
+        owner = _bot_owning(name) if bot is None else None
+        if owner:  # a bot's own skill is in reach only with --bot
+            hint = f"it is bot {owner}'s own skill: openbot skills show {name} --bot {owner}"
         raise NotFoundError(f"no skill named '{name}'" + (f" for {bot}" if bot else ""), hint=hint)
     s = skills[name]
     # A bot can write its own skills: their text is shown, never interpreted by the terminal.

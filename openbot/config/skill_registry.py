@@ -51,15 +51,14 @@ def registry_id(source: str) -> tuple[str, str] | None:
     return m.group(1), m.group(2)
 
 
-def _get(url: str) -> Any:
+def _get(url: str, moved_by: str) -> Any:
+    """GET `url`; `moved_by` is the variable that moves its address (named when it cannot be reached)."""
     import httpx2
 
     try:
         return httpx2.get(url, timeout=TIMEOUT_SECS, follow_redirects=True)
     except httpx2.HTTPError as e:
-        raise OpenbotError(
-            f"could not reach {url}: {e}", hint="check your network (or OPENBOT_SKILLS_REGISTRY)"
-        ) from e
+        raise OpenbotError(f"could not reach {url}: {e}", hint=f"check your network (or {moved_by})") from e
 
 
 def search(query: str, limit: int) -> tuple[int, list[Found]]:
@@ -68,7 +67,7 @@ def search(query: str, limit: int) -> tuple[int, list[Found]]:
 
     base = os.environ.get("OPENBOT_SKILLS_REGISTRY", REGISTRY).rstrip("/")
     q = urllib.parse.urlencode({"q": query, "limit": limit})
-    resp = _get(f"{base}/api/search?{q}")
+    resp = _get(f"{base}/api/search?{q}", "OPENBOT_SKILLS_REGISTRY")
     if resp.status_code != 200:
         raise OpenbotError(f"the skills registry answered {resp.status_code} to a search for {query!r}")
     try:
@@ -82,7 +81,7 @@ def search(query: str, limit: int) -> tuple[int, list[Found]]:
 def _head_commit(source: str, skill: str) -> str:
     """The commit owner/repo's default branch is at now: what the skill is pinned to."""
     url = f"{os.environ.get('OPENBOT_SKILLS_API', API).rstrip('/')}/repos/{source}/commits/HEAD"
-    resp = _get(url)
+    resp = _get(url, "OPENBOT_SKILLS_API")
     if resp.status_code == 404:
         raise NotFoundError(f"no SKILL.md for {skill} in {source} ({url} answered 404)")
     try:
@@ -101,7 +100,7 @@ def fetch(source: str, skill: str, into: Path) -> tuple[Path, Remote]:
     base = os.environ.get("OPENBOT_SKILLS_RAW", RAW).rstrip("/")
     tried = [f"{base}/{source}/{commit}/skills/{skill}/SKILL.md", f"{base}/{source}/{commit}/SKILL.md"]
     for url in tried:
-        resp = _get(url)
+        resp = _get(url, "OPENBOT_SKILLS_RAW")
         if resp.status_code == 200:
             if len(resp.content) > MAX_SKILL_BYTES:
                 raise UsageError(f"{url} is over {MAX_SKILL_BYTES // 1024} KiB: not a skill file")

@@ -243,3 +243,27 @@ def test_a_skill_from_a_git_url_is_pinned_and_needs_yes(tmp_path: Path) -> None:
     out = run_cli("skills", "install", f"file://{src}", "--global", "-y", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert json.loads((paths.global_skills_dir() / ".pins.json").read_text())["deploy"]["commit"] == head
+
+
+def test_show_of_a_bots_own_skill_without_bot_says_to_pass_it(cli, tmp_path: Path) -> None:
+    write(paths.bot_home("sb") / "config.md", "+++\n+++\nWork.\n")
+    write(paths.bot_home("sb") / "skills" / "kept.md", skill_md("kept"))
+    r = cli("skills", "show", "kept", cwd=tmp_path)
+    assert r.exit_code == 2 and "openbot skills show kept --bot sb" in r.stderr, r.stderr
+    assert cli("skills", "show", "kept", "--bot", "sb", cwd=tmp_path).exit_code == 0
+
+
+def test_an_unreachable_raw_address_names_the_variable_that_moves_it(
+    tmp_path: Path, github: dict[str, str]
+) -> None:
+    """The registry and API answer; the raw address is a closed port: the hint names OPENBOT_SKILLS_RAW
+    (it named OPENBOT_SKILLS_REGISTRY, which moves nothing that failed)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    env = {**github, "OPENBOT_SKILLS_RAW": closed}
+    out = run_cli("skills", "install", "acme/tools/review", "--global", "--yes", cwd=tmp_path, env=env)
+    assert out.returncode != 0 and "OPENBOT_SKILLS_RAW" in out.stderr, out.stderr
+    assert "OPENBOT_SKILLS_REGISTRY" not in out.stderr
