@@ -124,14 +124,13 @@ def descends_from(pid: int, ancestor: int) -> bool:
     return False
 
 
-def stop_processes_in(directory: Path, *, sparing_children_of: int | None = None) -> int:
+def stop_processes_in(directory: Path, *, sparing: frozenset[tuple[int, int | None]] = frozenset()) -> int:
     """SIGKILL every process the run in `directory` started (its forks too); returns how many.
-    `sparing_children_of`: a live run's own pid, whose children (its MCP servers) are left running."""
+    `sparing`: (pid, start time) of processes left running — a live run's MCP servers as they were once
+    started (`marked_now`); whatever they started since is stopped like the agent's own."""
     stopped: set[int] = set()
     for _ in range(50):  # a process may fork while we look: go again until none is left
-        pids = [p for p in marked_processes(directory) if alive(p)]
-        if sparing_children_of is not None:
-            pids = [p for p in pids if not descends_from(p, sparing_children_of)]
+        pids = [p for p in marked_processes(directory) if alive(p) and (p, proc_start(p)) not in sparing]
         if not pids:
             break
         for pid in pids:
@@ -139,3 +138,9 @@ def stop_processes_in(directory: Path, *, sparing_children_of: int | None = None
                 os.kill(pid, signal.SIGKILL)
             stopped.add(pid)
     return len(stopped)
+
+
+def marked_now(directory: Path) -> frozenset[tuple[int, int | None]]:
+    """(pid, start time) of the processes carrying the run's mark that descend from this process now."""
+    me = os.getpid()
+    return frozenset((p, proc_start(p)) for p in marked_processes(directory) if descends_from(p, me))

@@ -363,6 +363,33 @@ def test_push_step_pushes_only_new_work(wf: dict[str, Any], tmp_path: Path) -> N
     assert (tmp_path / "gh.log").read_text() == "gh auth setup-git\n"
 
 
+def test_verified_work_is_pushed_exactly_as_verified(wf: dict[str, Any], tmp_path: Path) -> None:
+    """A commit on the bot's branch past `verified_sha` (made after openbot's check) is never pushed."""
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    work = make_repo(tmp_path / "work")
+    git(work, "remote", "add", "origin", str(origin))
+    start = git(work, "rev-parse", "HEAD")
+    git(work, "checkout", "-q", "-b", "openbot/bot-1")
+    git(work, "commit", "-q", "--allow-empty", "-m", "checked")
+    checked = git(work, "rev-parse", "HEAD")
+    git(work, "commit", "-q", "--allow-empty", "-m", "after the check")
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps({"verified": True, "verified_sha": checked}))
+    gh = _fake_bin(tmp_path, "gh", "true\n")
+    env = {
+        "PATH": f"{gh}:{os.environ['PATH']}",
+        "GH_TOKEN": "t",
+        "START_SHA": start,
+        "STABLE": "openbot/nightly/bot",
+    }
+    env |= {"BRANCH": "openbot/bot-1", "OPENBOT_RESULT": str(result)}
+    proc, out = _run_step(_step(wf["jobs"]["run"], "push"), work, env, tmp_path)
+    assert proc.returncode == 0 and out == {"pushed": "true"}, proc.stderr
+    assert git(origin, "rev-parse", "openbot/nightly/bot") == checked
+    assert "moved past the verified commit" in proc.stdout
+
+
 def test_collect_step_exports_this_runs_sessions(wf: dict[str, Any], tmp_path: Path) -> None:
     home = tmp_path / "home"
     history = home / "bots" / "a" / "workspaces" / "proj-1" / "history"

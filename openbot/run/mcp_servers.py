@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from openbot.processes import marked_now
+
 if TYPE_CHECKING:
     from openbot.agent.tools.mcp import McpHub
     from openbot.run.plan import RunPlan
@@ -46,6 +48,9 @@ def start_mcp(plan: RunPlan, workspace: Workspace, log_dir: Path, cancel: thread
         log_dir,
     )
     hub.start(cancel)
+    # What runs now is the servers themselves: verification spares these, and stops whatever a server
+    # starts later (a shell-capable server's child could move the branch after the check).
+    workspace.servers = marked_now(workspace.workdir)
     return hub
 
 

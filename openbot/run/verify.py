@@ -4,7 +4,7 @@ Verifier.check(completion, ctx)     (the session calls it when a turn ends with 
   1. what the agent left uncommitted is listed (`git status`, confined like its own commands): it is
      not verified, and the agent is told so
   2. the agent's processes are stopped: the shell's waiting sandbox, and every process carrying the
-     run's mark that is not a child of openbot's (its MCP servers)
+     run's mark but the MCP servers' own as they were once started — their children since are stopped
   3. the branch tip is checked out fresh in a temp dir of openbot's (git/verifytree.py), from verified
      objects; the setup step runs there again (its `.venv` in the agent's checkout is the agent's)
   4. the verify commands (the bot's, then $OPENBOT_HOME/verify.toml's) run in a sandbox of that
@@ -244,7 +244,7 @@ class Verifier:
         for tool in self.tools:
             if isinstance(tool, ShellTool):
                 tool.close()  # its sandbox waiting for the next command
-        return stop_processes_in(self.workspace.workdir, sparing_children_of=os.getpid())
+        return stop_processes_in(self.workspace.workdir, sparing=self.workspace.servers)
 
     def _note(self, outcome: Outcome) -> str:
         from openbot.git.verifytree import NOTES_REF, add_note

@@ -4,9 +4,13 @@ when it failed (`feedback`): the next turn's message, with the tail of what fail
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from openbot.events import Command, Event
+
+if TYPE_CHECKING:
+    from openbot.git.home import Homecoming
+    from openbot.state.runstate import RunRecord
 
 
 @dataclass(frozen=True)
@@ -109,3 +113,18 @@ def feedback(outcome: Outcome, attempt: int, attempts: int) -> str:
         "unverified, and nothing is merged."
     )
     return "\n".join(lines)
+
+
+def merge_refused(rec: RunRecord, home: Homecoming | None, wip: str | None, action: str) -> str:
+    """Why a `merge` of the imported tip is left for review, "" when it is not: only the bot's own
+    commits are merged, never the scratch it left uncommitted (`wip`); and verified work is merged exactly
+    as verified — a tip that moved after the check (a process the stop missed) was never checked."""
+    tip = home.tip if home is not None else ""
+    if action != "merge":
+        return ""
+    if wip:
+        return f"not merged: the bot left uncommitted work (saved as WIP commit {wip[:12]})"
+    if rec.verified is True and tip != rec.verified_sha:
+        moved = f"the branch moved after openbot verified {rec.verified_sha[:12]}"
+        return f"not merged: {moved}; {tip[:12]} was never checked"
+    return ""

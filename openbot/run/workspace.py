@@ -47,6 +47,9 @@ class Workspace:
         self.env: dict[str, str] = {}
         self.server_env: dict[str, str] = {}  # for MCP servers: the user's, nothing pointing into the tree
         self.sandbox: SandboxPolicy | None = None
+        self.servers: frozenset[tuple[int, int | None]] = (
+            frozenset()
+        )  # the MCP servers' processes once started
         self.unsaid: OSError | None = None  # why a notice could not be written
 
     @property
@@ -186,15 +189,11 @@ class Workspace:
         """Bring the work home and remove the run repository, then apply the action: where the work is."""
         saved = self._remove_worktree() if self.wt is not None else Closed()
         if completion is not None and saved.failure is None:
-            if completion.action == "merge" and saved.wip_commit:
-                # Only the bot's own commits are merged, never the scratch it left uncommitted.
-                done = self._apply_action("review")
-                why = (
-                    f"not merged: the bot left uncommitted work (saved as WIP commit {saved.wip_commit[:12]})"
-                )
-                done = replace(done, action_message=f"{why}; {done.action_message}")
-            else:
-                done = self._apply_action(completion.action)
+            from openbot.run.verify_outcome import merge_refused
+
+            why = merge_refused(self.record, self.home, saved.wip_commit, completion.action)
+            done = self._apply_action("review" if why else completion.action)
+            done = replace(done, action_message=f"{why}; {done.action_message}") if why else done
             saved = replace(done, branch=saved.branch, wip_commit=saved.wip_commit)
         elif saved.failure is None and self.wt is not None and self._drop_unfinished():
             saved = replace(saved, empty_branch_deleted=True)
