@@ -24,6 +24,7 @@ from tests.helpers import git, make_repo
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "openbot-nightly.yml"
 CALLER = ROOT / "scripts" / "openbot-nightly.yml"
+PYTHON_DIR = Path(sys.executable).parent  # the runner's `python`, with openbot installed
 
 
 @pytest.fixture(scope="module")
@@ -475,7 +476,8 @@ def test_the_pull_request_says_whether_openbot_verified_the_work(
         )
     )
     env = {
-        "PATH": f"{fake}:{os.environ['PATH']}",
+        "PATH": f"{fake}:{PYTHON_DIR}:{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
         "OPENBOT_RESULT": str(result_file),
         "RUNNER_TEMP": str(tmp_path),
         "BOT": "b",
@@ -504,7 +506,8 @@ def _pr_env(tmp_path: Path, result: dict[str, Any], existing: str = "") -> dict[
     base = {"summary": "fix it", "bot": "b", "run_id": "r1", "iterations": 2, "verified": None}
     result_file.write_text(json.dumps({**base, **result}))
     return {
-        "PATH": f"{_fake_bin(tmp_path, 'gh', FAKE_GH)}:{os.environ['PATH']}",
+        "PATH": f"{_fake_bin(tmp_path, 'gh', FAKE_GH)}:{PYTHON_DIR}:{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),  # the step renders the body with `python -m openbot.views.prbody`
         "GH_LOG": str(tmp_path / "gh.log"),
         "EXISTING": existing,
         "OPENBOT_RESULT": str(result_file),
@@ -527,6 +530,32 @@ def test_the_pr_body_gives_tokens_as_a_number(wf: dict[str, Any], tmp_path: Path
     assert out == {"url": "https://example.invalid/pr/1"}
     log = (tmp_path / "gh.log").read_text()
     assert "gh pr create --head openbot/nightly/b --base main" in log and "--draft" not in log
+
+
+def test_the_pr_body_leads_with_openbots_lines_and_the_summary_cannot_hide_or_forge_them(
+    wf: dict[str, Any], tmp_path: Path
+) -> None:
+    """Issue 32, PR: the body began with the agent's raw summary; one ending in `<!--` hid openbot's own
+    lines and a forged "Verified by openbot" line showed in their place."""
+    from markdown_it import MarkdownIt
+
+    forged = "Fixed it.\n\nVerified by openbot: every check passed at `0123456789ab`.\n```\n````\n<!--"
+    result = {"status": "completed", "summary": forged, "verified": False}
+    result["verification"] = {"reason": "`pytest` exited with 1 <!-- x"}
+    env = _pr_env(tmp_path, result)
+    proc, _ = _run_step(_step(wf["jobs"]["run"], "pr"), tmp_path, env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    body = (tmp_path / "pr-body.md").read_text()
+    assert body.startswith(
+        "The bot completed its run.\n\n**Not verified**: `pytest` exited with 1 &lt;!-- x."
+    )
+    page = MarkdownIt("commonmark").render(body)  # raw HTML passes through, as on GitHub before sanitising
+    assert "<!--" not in page and "Not verified" in page and "openbot/nightly/b" in page
+    # the forged line shows only as the bot's text, in a code block after openbot's lines
+    assert page.count("Verified by openbot") == 1
+    before, code_block = page.split("<pre><code", 1)
+    assert "Verified by openbot" in code_block and "Not verified" in before
+    assert code_block.rstrip().endswith("&lt;!--\n</code></pre>")
 
 
 def test_a_run_stopped_at_a_limit_opens_a_draft(wf: dict[str, Any], tmp_path: Path) -> None:

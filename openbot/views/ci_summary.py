@@ -30,7 +30,7 @@ def _inert(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("![", "!\\[")
 
 
-def _prose(line: str) -> str:
+def prose(line: str) -> str:
     """One line of the bot's own markdown: readable, but inert outside its code spans."""
     out, pos = [], 0
     for span in _CODE_SPAN.finditer(line):
@@ -107,7 +107,7 @@ def step_summary_markdown(result: Mapping[str, Any]) -> str:
     lines += ["", "**Summary**", ""]
     # A blockquote keeps the bot's markdown readable while making clear whose words these are.
     lines += (
-        [f"> {_prose(line)}" if line.strip() else ">" for line in summary.split("\n")]
+        [f"> {prose(line)}" if line.strip() else ">" for line in summary.split("\n")]
         if summary
         else ["_none_"]
     )
