@@ -38,6 +38,7 @@ from openbot.stops import Completion, Unverified
 
 if TYPE_CHECKING:
     from openbot.git.runsdir import RunRepo
+    from openbot.sandbox import SandboxPolicy
 
 
 class Verifier:
@@ -171,7 +172,15 @@ class Verifier:
             twins = editable_paths(env, self.plan.repo.workdir, checkout)
             if twins:
                 env["PYTHONPATH"] = os.pathsep.join([*twins, *filter(None, [env.get("PYTHONPATH")])])
-        return dataclasses.replace(ctx, workdir=checkout, env=env, sandbox=policy)
+        return dataclasses.replace(ctx, workdir=checkout, env=env, sandbox=self._conceal(policy))
+
+    def _conceal(self, policy: SandboxPolicy) -> SandboxPolicy:
+        """The check sees nothing the agent could write — its checkout, the run repositories, its temp and
+        skills dirs: a link the agent committed that points out of the clean checkout reaches nothing of
+        the agent's, and the check fails as it will on main."""
+        agent, rr = self.workspace.sandbox, self._repo()
+        concealed = [*(agent.writable if agent is not None else ()), *([rr.root] if rr is not None else ())]
+        return dataclasses.replace(policy, concealed=tuple(p.resolve() for p in concealed))
 
     def _setup(self, vctx: ToolContext) -> tuple[list[dict[str, object]], str]:
         """The setup step again, in the fresh checkout: its products there are openbot's, not the agent's."""

@@ -57,6 +57,7 @@ class SandboxPolicy:
     landlock_tcp: bool = True  # Landlock can deny TCP (ABI >= 4)
     bwrap: str = ""  # the outer wall: path of bwrap, "" when commands run without namespaces
     readable: tuple[Path, ...] = ()  # paths bound back read-only when they lie under a hidden dir (/tmp…)
+    concealed: tuple[Path, ...] = ()  # directories made empty (bwrap only): verification hides the agent's
     # What openbot runs from (grants.interpreter_paths): never writable, bound read-only over any grant.
     protected: tuple[Path, ...] = ()
     shielded: tuple[Path, ...] = ()  # those of them the mode would have granted (a checkout's `.venv/`)
@@ -124,6 +125,7 @@ class SandboxPolicy:
                 readable=(*self.readable, *also_readable),
                 network=self.network,
                 protected=self.protected,
+                concealed=self.concealed,
             )
             command = outer + command
         return Confined(command)

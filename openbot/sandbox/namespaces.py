@@ -64,9 +64,11 @@ def bwrap_argv(
     readable: Iterable[Path],
     network: bool,
     protected: Iterable[Path] = (),
+    concealed: Iterable[Path] = (),
 ) -> list[str]:
     """bwrap and its options, up to and including the `--` before the command. `protected` paths inside a
-    writable one are bound read-only over it, last."""
+    writable one are bound read-only over it, last; `concealed` directories are empty (a tmpfs over each,
+    after every bind: a link out of the command's tree that points there reaches nothing)."""
     hidden = hidden_dirs(network)
     granted = [p for p in writable if p.exists()]
     bound = [str(p) for p in granted]
@@ -84,6 +86,9 @@ def bwrap_argv(
     for path in protected:
         if _under(path, bound) and path.exists():
             argv += ["--ro-bind", str(path), str(path)]
+    for path in concealed:
+        if path.is_dir() and not any(p == path or _under(p, [str(path)]) for p in granted):
+            argv += ["--tmpfs", str(path), "--remount-ro", str(path)]
     for d in hidden:  # bwrap made the bind targets' parents there; writes to them would vanish silently
         argv += ["--remount-ro", d]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
