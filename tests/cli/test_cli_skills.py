@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -11,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from openbot import paths
-from tests.helpers import git, make_repo, run_cli
+from tests.helpers import git, make_repo, read_pty, run_cli
 
 
 def write(path: Path, text: str) -> Path:
@@ -267,3 +271,25 @@ def test_an_unreachable_raw_address_names_the_variable_that_moves_it(
     out = run_cli("skills", "install", "acme/tools/review", "--global", "--yes", cwd=tmp_path, env=env)
     assert out.returncode != 0 and "OPENBOT_SKILLS_RAW" in out.stderr, out.stderr
     assert "OPENBOT_SKILLS_REGISTRY" not in out.stderr
+
+
+@pytest.mark.parametrize("answer", ["n", "y"])
+def test_at_a_terminal_a_registry_skill_is_installed_only_on_a_yes(
+    tmp_path: Path, github: dict[str, str], answer: str
+) -> None:
+    main, child = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openbot", "skills", "install", "acme/tools/review", "--global"],
+        cwd=tmp_path,
+        env={**os.environ, **github},
+        stdin=child,
+        stdout=child,
+        stderr=child,
+    )
+    os.close(child)
+    os.write(main, f"{answer}\n".encode())
+    out = read_pty(main).decode(errors="replace")
+    code = proc.wait(timeout=120)
+    assert "Read every diff twice." in out and "install it?" in out, out
+    installed = (paths.global_skills_dir() / "review" / "SKILL.md").is_file()
+    assert (code, installed) == ((0, True) if answer == "y" else (1, False)), out

@@ -85,3 +85,20 @@ def test_a_stall_longer_than_max_minutes_stops_at_the_budget_with_exit_3(repo: P
         elapsed = time.monotonic() - started
     assert code == 3 and result["status"] == "limit" and "max_minutes" in result["reason"], stderr
     assert elapsed < 30  # stopped at the budget (3 s + start-up), not after the 60 s stall
+
+
+def test_negative_completion_tokens_buy_no_room_under_a_cost_cap(repo: Path) -> None:
+    """A server (or a proxy) reporting `completion_tokens: -1000000` priced the call at $-9.99: the run's
+    $1 cap had ~$10 more room. Such usage is a server error now (agent/budget.py)."""
+    negative = reply("", [shell("echo hi", "call_1")])
+    negative.usage = {"input": 1_000, "output": -1_000_000}
+    with FakeOpenAI([negative, reply("", [complete()])], models={"coder": {}}) as api:
+        bot(
+            "priced",
+            "openai-compatible:coder",
+            "price_in_per_mtok = 0.5\nprice_out_per_mtok = 10\nmax_cost_usd = 1",
+        )
+        code, result, stderr = run(api, repo, "priced")
+        served = len(api.bodies)
+    assert code == 1 and "usage no call can have (output tokens -1,000,000)" in result["reason"], stderr
+    assert served == 1 and result["cost_usd"] == 0
