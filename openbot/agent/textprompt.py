@@ -13,8 +13,9 @@ You act only by calling tools. To call one, write a fenced block holding one JSO
 ```json
 {"name": "shell", "arguments": {"command": "ls -la"}}
 ```
-openbot runs each call in your reply, in order, and sends you the results in the next message. Prefer one
-call per reply and wait for its result. A reply without a call does nothing. When the task is done, call
+openbot runs each call in your reply, in order, and sends you the results in the next message. A call runs
+only when the reply is the call: one short line before it at most, nothing after it. Prefer one call per
+reply and wait for its result. A reply without a call does nothing. When the task is done, call
 `session_complete`."""
 
 

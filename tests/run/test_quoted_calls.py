@@ -58,11 +58,13 @@ def test_calls_the_model_only_quoted_run_nothing_and_a_real_one_still_runs(repo:
 
 
 def llama_bot(api: FakeOpenAI, config: str = "") -> None:
+    """A small local model's bot working with tool calls (its default work mode is edits: no call is
+    read from its text at all there)."""
     d = paths.bot_home("small")
     d.mkdir(parents=True, exist_ok=True)
     (d / "config.md").write_text(
         f'+++\nmodel = "llamacpp:qwen"\nbase_url = "{api.base_url}"\nsleep_secs = 0\nmax_iterations = 1\n'
-        f"{config}\n+++\nWork.\n"
+        f'work_mode = "tools"\n{config}\n+++\nWork.\n'
     )
 
 
@@ -132,3 +134,15 @@ def test_a_scripted_text_call_still_runs_under_auto(repo: Path) -> None:
     out = run_cli("run", "s", "--json", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert commands("s") == ["ls", "true"]
+
+
+def test_a_session_complete_read_from_text_merges_work_openbot_verified(repo: Path) -> None:
+    script = [oai_reply(WORK), oai_reply(f"Done.\n```json\n{MERGE}\n```")]
+    with FakeOpenAI(script, models={"qwen": {}}) as api:
+        llama_bot(api, 'verify = ["test -f notes.txt"]')
+        out = run_cli("run", "small", "--json", cwd=repo)
+        api.assert_done()
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["verified"] is True and result["action"] == "merge"
+    assert git(repo, "log", "--format=%s", "main") == "notes\ninitial"

@@ -23,10 +23,12 @@ TOOLS = 'work_mode = "tools"\n'
 
 
 def bot(model: str, config: str = "") -> None:
+    """These bots complete at once, with nothing changed: not what they test, so not questioned."""
     d = paths.bot_home("small")
     d.mkdir(parents=True, exist_ok=True)
     (d / "config.md").write_text(
-        f'+++\nmodel = "{model}"\nsleep_secs = 0\nmax_iterations = 1\n{TOOLS}{config}\n+++\nFix calc.py.\n'
+        f'+++\nmodel = "{model}"\nsleep_secs = 0\nmax_iterations = 1\nquestion_unchanged = false\n'
+        f"{TOOLS}{config}\n+++\nFix calc.py.\n"
     )
 
 
@@ -41,7 +43,8 @@ def test_sampling_keys_reach_a_chat_completions_server_and_are_absent_unless_set
 
 
 def test_the_responses_api_gets_temperature_and_top_p(repo: Path) -> None:
-    with FakeOpenAI([reply(qwen.COMPLETE_FUNCTION)], models={"gpt-4.1": {}}) as api:
+    done = {"name": "session_complete", "input": {"summary": "done", "action": "review"}, "id": "c1"}
+    with FakeOpenAI([reply("", [done])], models={"gpt-4.1": {}}) as api:  # OpenAI's text is never a call
         bot("openai:gpt-4.1", "temperature = 0.5\ntop_p = 0.8")
         env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": api.base_url}
         out = run_cli("run", "small", cwd=repo, env=env)
