@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -18,6 +19,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell
+from tests.run.test_repo_attacks import DROP, nobody_repo, python_for_nobody
+
+__all__ = ["nobody_repo"]  # the fixture, shared
 
 BENIGN = "#!/bin/sh\ncat\n"
 # The bot's strip.sh: inside the sandbox /tmp is empty, so only a run beside the walls leaves the mark.
@@ -62,6 +66,37 @@ def test_a_filter_naming_a_repository_path_never_runs_the_bots_script_to_verify_
     assert (repo / "tools" / "strip.sh").read_text() == BENIGN
 
 
+def test_as_an_ordinary_user_the_filter_script_runs_neither(
+    nobody_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same as `nobody` (uid 65534) owning the repository and the home: no root-only step makes the
+    difference, and none is left that runs the bot's script."""
+    top = nobody_repo.parent
+    repo, home, mark = strip_repo(top / "strip"), top / "home", top / "ran-beside-the-walls"
+    work = plant(mark) + " && git add -A && git commit -qm 'strip, my way'"
+    script = {"responses": [reply("", shell(work)), reply("", complete("done", "merge"))]}
+    bot = home / "bots" / "stripper"
+    bot.mkdir(parents=True)
+    (bot / "script.json").write_text(json.dumps(script))
+    (bot / "config.md").write_text(
+        '+++\nmodel = "scripted:script.json"\nsleep_secs = 0\nverify = ["true"]\n+++\n\nWork.\n'
+    )
+    subprocess.run(["chown", "-R", "65534:65534", str(top)], check=True)
+    for key, value in {"COUNT": "1", "KEY_0": "safe.directory", "VALUE_0": "*"}.items():
+        monkeypatch.setenv(f"GIT_CONFIG_{key}", value)  # root's own git reads the other user's repo
+    python, path = python_for_nobody()
+    env = {**os.environ, "OPENBOT_HOME": str(home), "HOME": str(home), "PYTHONPATH": path}
+    out = subprocess.run(
+        [*DROP, python, "-m", "openbot", "run", "stripper", "--json"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert not mark.exists(), "the bot's tools/strip.sh ran outside the sandbox"
+    result = json.loads(out.stdout)
+    assert result["verified"] is True and result["action_message"].startswith("not merged: "), result
+    assert git(repo, "log", "-1", "--format=%s", "main") == "strip filter"
+
+
 def test_the_wip_commit_leaves_out_what_a_repository_path_filter_would_clean(tmp_path: Path) -> None:
     repo, mark = strip_repo(tmp_path), tmp_path / "ran-beside-the-walls"
     make_bot("stripper", [reply("", shell(plant(mark))), reply("", complete())])
@@ -72,6 +107,23 @@ def test_the_wip_commit_leaves_out_what_a_repository_path_filter_would_clean(tmp
     assert not mark.exists(), "the bot's tools/strip.sh ran outside the sandbox"
     assert "left out of the WIP commit" in out.stderr, out.stderr
     assert "work.txt (filter strip would run a file of the checkout outside the sandbox)" in out.stderr
+
+
+def test_a_resume_checks_the_bots_commit_out_without_running_its_filter_script(tmp_path: Path) -> None:
+    repo, mark = strip_repo(tmp_path), tmp_path / "ran-beside-the-walls"
+    work = plant(mark) + " && git add -A && git commit -qm 'strip, my way'"
+    config = 'verify = ["false"]\nverify_attempts = 1'
+    bot_dir = make_bot("stripper", [reply("", shell(work)), reply("", complete())], config)
+    first = run_cli("run", "stripper", "--json", cwd=repo)
+    assert first.returncode == 5, first.stderr
+    assert not mark.exists()
+    # the script goes on after the reply the conversation holds (docs/SCRIPTED.md)
+    (bot_dir / "script.json").write_text(json.dumps({"responses": [reply("", complete())] * 2}))
+
+    resumed = run_cli("run", "stripper", "--resume", json.loads(first.stdout)["run_id"], cwd=repo)
+
+    assert resumed.returncode == 5, resumed.stderr
+    assert not mark.exists(), "the resumed checkout ran the bot's tools/strip.sh outside the sandbox"
 
 
 needs_lfs = pytest.mark.skipif(shutil.which("git-lfs") is None, reason="git-lfs is not installed")
