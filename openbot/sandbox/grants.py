@@ -147,12 +147,14 @@ def interpreter_paths() -> list[Path]:
 
 
 def _holds_packages(directory: str) -> bool:
-    """A site directory: installed distributions' metadata or `.pth` files live in it."""
+    """A site directory: installed distributions' metadata or `.pth` files live in it. Not `.egg-info`:
+    a project's checkout holds one (a legacy editable install), and `python -m openbot` puts it first on
+    the import path — it stays the bot's."""
     try:
         names = os.listdir(directory)
     except OSError:
         return False
-    return any(n.endswith((".dist-info", ".egg-info", ".pth")) for n in names)
+    return any(n.endswith((".dist-info", ".pth")) for n in names)
 
 
 def around(writable: list[Path], protected: list[Path]) -> list[Path]:

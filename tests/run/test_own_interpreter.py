@@ -17,7 +17,7 @@ import pytest
 
 import openbot
 from openbot.sandbox import kernel_support
-from tests.helpers import complete, events, git, make_bot, make_repo, reply, sessions, shell
+from tests.helpers import complete, events, git, make_bot, make_repo, reply, run_cli, sessions, shell
 
 pytestmark = pytest.mark.skipif(
     kernel_support().landlock_abi == 0 or not kernel_support().bwrap,
@@ -96,3 +96,17 @@ def test_a_no_worktree_run_cannot_plant_code_in_the_venv_openbot_runs_from(tmp_p
     assert after == before and (repo / "README.md").read_text() == "# demo\nok\n"
     assert git(repo, "status", "--porcelain") == "M README.md"
     assert f"openbot runs from {(repo / '.venv').resolve()}" in out.stderr  # said at the start
+
+
+def test_a_checkout_on_openbots_import_path_is_not_taken_for_openbots_own(tmp_path: Path) -> None:
+    """`python -m openbot` puts the checkout first on its import path; a Python project's checkout holds
+    `<name>.egg-info/` (a legacy editable install): it is not a site directory, and stays the bot's."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "# demo\n", "demo.egg-info/PKG-INFO": "Name: demo\n"})
+    make_bot("inplace", [reply("", shell("echo ok >> README.md", "legit")), reply("", complete())])
+    out = run_cli("run", "inplace", "--no-worktree", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    codes = {
+        e["tool_use_id"]: e["exit_code"] for e in events(sessions("inplace")[-1]) if e["type"] == "command"
+    }
+    assert codes["legit"] == 0 and (repo / "README.md").read_text() == "# demo\nok\n"
+    assert "openbot runs from" not in out.stderr
