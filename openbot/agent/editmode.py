@@ -54,13 +54,14 @@ class EditMode:
     check_timeout_secs: float = 600
     in_chat: list[str] = field(default_factory=list)  # the files the first message showed
     files: set[str] = field(default_factory=set)  # the checkout's files, for repairing paths
+    new: list[str] = field(default_factory=list)  # files the task names that do not exist yet
     told: bool = False  # the format was explained after a reply with nothing in it
     applied: bool = False  # an edit of this session was committed
 
     def act(self, text: str, ctx: ToolContext, step: int) -> str:
         """Apply the reply `text`; the next message for the model. Raises Completed when the work is done
         (the check passed after an edit, or the model said so), Stuck after a second empty reply."""
-        parsed = parse_reply(text)
+        parsed = parse_reply(text, [*self.files, *self.new])
         if not parsed.edits and not parsed.commands:
             return self._nothing(text, parsed)
         self.told = False
@@ -93,7 +94,7 @@ class EditMode:
         notes: list[str] = []
         changed: list[str] = []
         for n, edit in enumerate(edits, 1):
-            path = repair(edit.path, self.files, self.in_chat, str(ctx.workdir.resolve()))
+            path = repair(edit.path, self.files, self.in_chat, str(ctx.workdir.resolve()), self.new)
             moved = f" (you wrote {edit.path})" if path != edit.path else ""
             before = _current(ctx, path)
             new, problem = _edited(before, edit)

@@ -40,9 +40,15 @@ calc.py
 To run a command (to read a file not shown, or one the task asks for), write it in one ```sh block. \
 Nobody answers questions: decide and act, and write your edits in your reply."""
 
+REMINDER = (
+    "Reply with each file to change or create: its path alone on a line, then its entire new content in a "
+    "fenced block (every line, the ones you keep too)."
+)
 _LANGS = {".py": "python", ".js": "javascript", ".ts": "typescript", ".sh": "sh", ".md": "markdown"}
 _LANGS |= {".toml": "toml", ".json": "json", ".yml": "yaml", ".yaml": "yaml", ".rs": "rust", ".go": "go"}
 _TOKEN = re.compile(r"[\w./-]*[\w/]")
+_NAMED = re.compile(r"\bfile\s+(?:named|called)\s+[`'\"]?([\w][\w./-]*)")
+_FILE_NAME = re.compile(r"[\w-]{2,}\.[A-Za-z][A-Za-z0-9]{0,5}|\.[A-Za-z][\w.-]+")
 MAX_LISTED = 50
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache"}
 
@@ -54,6 +60,7 @@ class Shown:
     text: str = ""
     in_chat: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)  # files the task names that do not exist yet
 
 
 def named_files(text: str, files: set[str]) -> list[str]:
@@ -72,6 +79,18 @@ def named_files(text: str, files: set[str]) -> list[str]:
     return named
 
 
+def new_files(text: str, files: set[str]) -> list[str]:
+    """Files `text` names that the checkout does not have: `a file named X`, or a name with an extension."""
+    found = [m.group(1) for m in _NAMED.finditer(text)]
+    found += [t for t in _TOKEN.findall(text) if _FILE_NAME.fullmatch(PurePosixPath(t).name)]
+    new: list[str] = []
+    for name in found:
+        name = name.removeprefix("./").rstrip(".,:;")
+        if name and name not in files and name not in new and named_files(name, files) == []:
+            new.append(name)
+    return new
+
+
 def show_files(task: str, root: Path, files: set[str], window: int) -> Shown:
     """The files section of the first message (see the module's docstring for which files)."""
     budget = window // 3
@@ -79,7 +98,7 @@ def show_files(task: str, root: Path, files: set[str], window: int) -> Shown:
     order = list(named)
     if sum(_size(root / f) for f in files) <= window // 4 * 4:  # ~4 characters a token
         order += [f for f in sorted(files) if f not in order]
-    shown = Shown()
+    shown = Shown(new=new_files(task, files))
     parts: list[str] = []
     for f in order:
         text = _text(root, f, budget * 4)
@@ -97,6 +116,8 @@ def show_files(task: str, root: Path, files: set[str], window: int) -> Shown:
             f"Not shown, too large for the model's window (~{window:,} tokens): {', '.join(shown.left_out)}. "
             "To read part of one, run `sed -n 1,60p FILE` in a ```sh block."
         )
+    if shown.new:
+        parts.append(f"Not in the repository yet (the task names it): {', '.join(shown.new)}")
     rest = sorted(files - set(shown.in_chat) - set(shown.left_out))
     if rest:
         more = f" (and {len(rest) - MAX_LISTED} more)" if len(rest) > MAX_LISTED else ""
@@ -111,7 +132,7 @@ def first_message(task: str, shown: Shown, checks: tuple[str, ...]) -> str:
     if checks:
         after += f", then runs {', '.join(f'`{c}`' for c in checks)} and tells you what failed"
     files = shown.text or "(the repository has no files yet)"
-    return f"# Files\n{files}\n\n# Check\n{after}.\n\n# Task\n{task.strip()}\n"
+    return f"# Files\n{files}\n\n# Check\n{after}.\n\n# Task\n{task.strip()}\n\n{REMINDER}\n"
 
 
 def _block(path: str, text: str) -> str:

@@ -53,16 +53,19 @@ class Parsed:
     done: bool = False
     pathless: int = 0  # fenced blocks with no path before them (code shown, not a file)
     last_path: str = ""  # a SEARCH block with no path of its own is for the file named last
+    known: frozenset[str] = frozenset()  # names that are paths even bare (AUTHORS): files, new files
 
 
-def parse_reply(text: str) -> Parsed:
-    out = Parsed()
+def parse_reply(text: str, known: Collection[str] = ()) -> Parsed:
+    """The reply's edits; `known`: the checkout's files and the new ones the task names (a bare name
+    like AUTHORS is a path only when known)."""
+    out = Parsed(known=frozenset({*known, *(PurePosixPath(k).name for k in known)}))
     lines = text.splitlines(keepends=True)
     i = 0
     while i < len(lines):
         line = lines[i]
         if _SEARCH.match(line):
-            i = _search_replace(lines, i, _path_before(lines, i) or out.last_path, out)
+            i = _search_replace(lines, i, _path_before(lines, i, out.known) or out.last_path, out)
             continue
         fence = _FENCE.match(line)
         if fence:
@@ -79,18 +82,18 @@ def _fenced(lines: list[str], i: int, fence: re.Match[str], out: Parsed) -> int:
     end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == mark), len(lines))
     body = lines[i + 1 : end]
     if any(_SEARCH.match(b) for b in body):
-        path = _path_before(lines, i) or out.last_path
+        path = _path_before(lines, i, out.known) or out.last_path
         j = 0
         while j < len(body):
             if _SEARCH.match(body[j]):
-                j = _search_replace(body, j, _path_before(body, j) or path, out)
+                j = _search_replace(body, j, _path_before(body, j, out.known) or path, out)
             else:
                 j += 1
         return end + 1
     if info.lower() in _SHELLS:
         out.commands.append("".join(body).strip())
         return end + 1
-    path = _path_before(lines, i) or (info if _pathlike(info) and "." in info else "")
+    path = _path_before(lines, i, out.known) or (info if _pathlike(info) and "." in info else "")
     if path:
         out.edits.append(Edit(path, "".join(body)))
     else:
@@ -115,17 +118,17 @@ def _search_replace(lines: list[str], i: int, path: str, out: Parsed) -> int:
     return j + 1
 
 
-def _path_before(lines: list[str], i: int) -> str:
+def _path_before(lines: list[str], i: int, known: Collection[str]) -> str:
     """The path on the nearest non-blank line above line `i` (fence lines skipped), or ""."""
     for j in range(i - 1, max(i - 4, -1), -1):
         line = lines[j].strip()
         if not line or _FENCE.match(line):
             continue
-        return path_in(line)
+        return path_in(line, known)
     return ""
 
 
-def path_in(line: str) -> str:
+def path_in(line: str, known: Collection[str] = ()) -> str:
     """The file path a line names on its own, in the ways models write one; "" when it names none."""
     line = re.sub(r"^(#+|//|--)\s*", "", line.strip())
     quoted = re.findall(r"`([^`\s]+)`", line)
@@ -133,7 +136,7 @@ def path_in(line: str) -> str:
         line = quoted[-1]  # Here is the updated `calc.py`:
     line = line.strip().strip("*_`'\"").rstrip(":").strip("*_`'\"")
     line = re.sub(r"^(file|filename|path)\s*:\s*", "", line, flags=re.IGNORECASE)
-    return line if _pathlike(line) else ""
+    return line if _pathlike(line) or line in known else ""
 
 
 def _pathlike(word: str) -> bool:
@@ -143,10 +146,13 @@ def _pathlike(word: str) -> bool:
     return "." in name.strip(".") or name.startswith(".") or "/" in word or name in _BARE_NAMES
 
 
-def repair(path: str, files: Collection[str], in_chat: Collection[str], root: str = "") -> str:
+def repair(
+    path: str, files: Collection[str], in_chat: Collection[str], root: str = "", new: Collection[str] = ()
+) -> str:
     """The file the model meant by `path` (`files`: the checkout's, `root`: its absolute path): as written
     when it exists, or when it is new in a subdirectory that exists; else the one file in the chat with
-    its name (aider's repair of a dropped or wrong directory), else that new file."""
+    its name (aider's repair of a dropped or wrong directory); else the new file the task named (`new`)
+    with that name or stem, whatever its case (`authors.md` for the task's AUTHORS); else that new file."""
     path = path.replace("\\", "/")
     if root and path.startswith(root.rstrip("/") + "/"):
         path = path[len(root.rstrip("/")) + 1 :]
@@ -154,8 +160,12 @@ def repair(path: str, files: Collection[str], in_chat: Collection[str], root: st
         path = path[2:]
     path = path.removeprefix(PLACEHOLDER) if path not in files else path
     parent = str(PurePosixPath(path).parent)
-    if path in files or parent != "." and any(f.startswith(parent + "/") for f in files):
+    if path in files or path in new or parent != "." and any(f.startswith(parent + "/") for f in files):
         return path
     name = PurePosixPath(path).name
     same = sorted({f for f in in_chat if PurePosixPath(f).name == name})
-    return same[0] if len(same) == 1 else path
+    if len(same) == 1:
+        return same[0]
+    stem = PurePosixPath(path).stem.lower()
+    named = sorted({n for n in new if PurePosixPath(n).name.lower() in (name.lower(), stem)})
+    return named[0] if len(named) == 1 else path

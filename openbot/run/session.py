@@ -223,9 +223,9 @@ class Session:
         plan = self.parts.plan
         if plan.work.mode != "edits":
             return Turn
-        verify = plan.verify
+        verify, shown = plan.verify, self.shown
         edits = EditMode(
-            self.parts.tools, verify.commands, verify.timeout_secs, self.shown.in_chat, self.files
+            self.parts.tools, verify.commands, verify.timeout_secs, shown.in_chat, self.files, shown.new
         )
         return functools.partial(EditTurn, edits=edits)
 

@@ -69,7 +69,7 @@ class Verifier:
         if self.attempt >= self.spec.attempts:
             why = f"not verified after {self.attempt} attempt(s): {outcome.reason()}"
             raise Unverified(why, completion)
-        return feedback(outcome, self.attempt, self.spec.attempts)
+        return feedback(outcome, self.attempt, self.spec.attempts, edits=self.plan.work.mode == "edits")
 
     def gate(self, completion: Completion | None) -> Completion | None:
         """`merge` applies only to verified work, unless the bot says merge_unverified (which a

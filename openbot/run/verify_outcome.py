@@ -84,11 +84,13 @@ class Collect:
             )
 
 
-def feedback(outcome: Outcome, attempt: int, attempts: int) -> str:
-    """The next turn's message: what failed, the tail of its output, and what was not part of the check."""
+def feedback(outcome: Outcome, attempt: int, attempts: int, *, edits: bool = False) -> str:
+    """The next turn's message: what failed, the tail of its output, and what was not part of the check
+    (`edits`: work_mode "edits", where the model writes files and openbot commits them)."""
     where = f"commit {outcome.sha[:12]}" if outcome.sha else "your branch"
+    done = "DONE" if edits else "session_complete"
     lines = [
-        f"[openbot] session_complete was not accepted: openbot checked out your committed work ({where}) in "
+        f"[openbot] {done} was not accepted: openbot checked out your committed work ({where}) in "
         f"a clean sandbox without network and ran the verify commands (attempt {attempt} of {attempts}).",
         f"Failed: {outcome.reason()}",
     ]
@@ -108,9 +110,9 @@ def feedback(outcome: Outcome, attempt: int, attempts: int) -> str:
     if outcome.stopped:
         lines.append(f"{outcome.stopped} process(es) you left running were stopped.")
     left = attempts - attempt
+    again = "reply with the corrected file(s)" if edits else "commit, and call session_complete again"
     lines.append(
-        f"Fix it, commit, and call session_complete again. {left} more failed check(s) end the run "
-        "unverified, and nothing is merged."
+        f"Fix it, {again}. {left} more failed check(s) end the run unverified, and nothing is merged."
     )
     return "\n".join(lines)
 
