@@ -42,6 +42,7 @@ def add(a, b):
 
 To run a command, write it in a ```sh block. When the task is done, reply DONE."""
 NOTHING_YET = "[openbot] You said DONE, but no file has changed yet. "
+LOST = "are gone"
 ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
 
 
@@ -73,7 +74,8 @@ class EditMode:
         failed = self._check(ctx, step) if changed and self.checks else None
         if failed:
             return "\n\n".join([*notes, failed])
-        if (changed and self.checks) or (parsed.done and not parsed.commands):
+        lost = any(LOST in note for note in notes)  # the model is asked first, even when it said DONE
+        if (changed and self.checks) or (parsed.done and not parsed.commands and not lost):
             raise Completed(Completion(summary(text, changed, bool(self.checks)), "review"))
         if parsed.edits and not changed and self.applied and not parsed.commands:
             raise Completed(Completion(summary(text, [], False), "review"))  # nothing left to change
@@ -112,7 +114,7 @@ class EditMode:
             changed.append(path)
             self.files.add(path)
             how = "whole file" if edit.search is None else "search/replace"
-            notes.append(f"{path}{moved}: written ({how})")
+            notes.append(f"{path}{moved}: written ({how}){_lost(before, new) if edit.search is None else ''}")
         return notes, changed
 
     def _commit(self, changed: list[str], text: str, ctx: ToolContext, step: int) -> str:
@@ -150,6 +152,20 @@ class EditMode:
     def _run(self, name: str, input: dict[str, object], ctx: ToolContext, id: str) -> ToolOutput:
         ctx.sink.emit(ToolCall(id=id, name=name, input=input))
         return run_tool(self.tools, name, input, ctx, id)
+
+
+def _lost(before: str | None, after: str) -> str:
+    """What a whole file dropped of the old one, when it is most of it (a model that wrote only the line
+    it adds): said, so that the model can send the whole file again."""
+    old = [line for line in (before or "").splitlines() if line.strip()]
+    gone = [line for line in old if line not in after.splitlines()]
+    if not gone or len(gone) * 2 < len(old):
+        return ""
+    shown = ", ".join(f"`{line.strip()[:60]}`" for line in gone[:5]) + (", ..." if gone[5:] else "")
+    return (
+        f"; {len(gone)} of its {len(old)} lines {LOST} ({shown}). A whole file replaces all of the old one: "
+        "if those lines should stay, send the whole file again with them"
+    )
 
 
 def _current(ctx: ToolContext, path: str) -> str | None:

@@ -153,3 +153,36 @@ def test_bots_show_says_the_mode_and_why_and_the_smaller_prompt(tmp_path: Path) 
     }
     assert edits["prompt_tokens"]["tools"] == 0 and edits["prompt_tokens"]["system"] < 400
     assert tools["prompt_tokens"]["system"] > 1000
+
+
+def conversation_texts(bot: str) -> list[str]:
+    [path] = paths.bot_home(bot).glob("workspaces/*/runs/*/conversation.jsonl")
+    said = []
+    for line in path.read_text().splitlines():
+        message = json.loads(line).get("message") or {}
+        said += [b.get("text", "") for b in message.get("content", []) if isinstance(b, dict)]
+    return said
+
+
+def test_a_whole_file_that_drops_most_of_the_old_one_is_said_before_done_is_taken(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", {".gitignore": "__pycache__/\n*.pyc\n", "main.py": "print(1)\n"})
+    only_new = text("Ignore build.\n\n.gitignore\n```\nbuild/\n```\nDONE\n")
+    whole = text("Keep them.\n\n.gitignore\n```\n__pycache__/\n*.pyc\nbuild/\n```\n")
+    make_bot("e", [only_new, whole, text("DONE")], EDITS, instructions="Add build/ to .gitignore.")
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert show(repo, ".gitignore") == "__pycache__/\n*.pyc\nbuild/"
+    told = [t for t in conversation_texts("e") if "2 of its 2 lines are gone" in t]
+    assert len(told) == 1 and "`__pycache__/`, `*.pyc`" in told[0] and "send the whole file again" in told[0]
+
+
+def test_a_new_file_the_task_names_is_listed_and_a_slip_in_its_name_lands_on_it(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    task = "Create a file named AUTHORS whose only line is: Ada Lovelace"
+    make_bot(
+        "e", [text("authors.md\n```markdown\nAda Lovelace\n```\n"), text("DONE")], EDITS, instructions=task
+    )
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert show(repo, "AUTHORS") == "Ada Lovelace"
+    assert any("Not in the repository yet (the task names it): AUTHORS" in t for t in conversation_texts("e"))
