@@ -226,8 +226,8 @@ def clean_into(store: Path, path: Path) -> bytes:
                 digest.update(chunk)
                 size += len(chunk)
                 out.write(chunk)
-        if size <= POINTER_MAX and _parse_pointer(head) is not None:
-            return head
+        if size == 0 or size <= POINTER_MAX and _parse_pointer(head) is not None:
+            return head  # git-lfs keeps an empty file empty, and a pointer as it is
         oid = digest.hexdigest()
         dest = object_path(store, oid)
         if not dest.is_file():

@@ -142,7 +142,7 @@ def lfs_repo(path: Path) -> Path:
 def test_an_lfs_extension_in_the_agents_lfsconfig_does_not_break_the_wip_commit(tmp_path: Path) -> None:
     repo = lfs_repo(tmp_path / "repo")
     ext = "\\n".join(['[lfs "extension.foo"]', "\\tclean = cat", "\\tsmudge = cat", "\\tpriority = 0", ""])
-    work = f"printf '{ext}' > .lfsconfig && printf 'big data' > new.bin"
+    work = f"printf '{ext}' > .lfsconfig && printf 'big data' > new.bin && touch empty.bin"
     make_bot("lfsext", [reply("", shell(work)), reply("", complete())])
 
     out = run_cli("run", "lfsext", "--json", cwd=repo)
@@ -154,6 +154,7 @@ def test_an_lfs_extension_in_the_agents_lfsconfig_does_not_break_the_wip_commit(
     assert pointer.startswith("version https://git-lfs.github.com/spec/v1") and "ext-" not in pointer
     oid = pointer.split("oid sha256:")[1].split()[0]
     assert (repo / ".git" / "lfs" / "objects" / oid[:2] / oid[2:4] / oid).read_bytes() == b"big data"
+    assert git(repo, "cat-file", "-s", f"{wip}:empty.bin") == "0"  # as git-lfs keeps it
 
 
 @pytest.fixture
