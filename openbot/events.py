@@ -145,6 +145,7 @@ NoticeKind = Literal[  # docs/EVENTS.md says what each one's `data` holds and wh
     "context_compacted",
     "repeated_call",
     "nothing_changed",
+    "not_verified",
     "reply_truncated",
     "truncated_tool_call",
     "truncated_reply",
@@ -243,8 +244,7 @@ class ListSink:  # keeps events in memory: the scripted dry-run display, tests
 
 
 def truncate_torn_tail(path: Path) -> int:
-    """Cut a partial last line (a crash mid-write) so the next record starts on its own line; the seq of
-    the last intact record (0 if none)."""
+    """Cut a torn last line (a crash mid-write); the seq of the last intact record (0 if none)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:

@@ -106,7 +106,7 @@ def show(
         typer.echo(visible(notice), err=True)
     config = dataclasses.asdict(bot_file.config)
     docs = {f.name: f.metadata["doc"] for f in dataclasses.fields(BotConfig)}
-    verification, verify_lines = describe(bot_file.config, repo_root())
+    verification, verify_lines = describe(bot_file.config, repo_root(), "verify" in bot_file.values)
     work = choose(bot_file.config, bot_file.values)
     size = prompt_size(bot_file.config, bot_file.instructions, work.mode)
     by_model = sorted(set(model_defaults(bot_file.values)) - set(bot_file.values))  # a small model's

@@ -48,10 +48,14 @@ def _row(m: SessionMeta) -> str:
     if m.status == UNKNOWN and m.error:
         summary = "damaged: see below"
     checked = m.extra.get("verification")
+    tag = ""
     if isinstance(checked, dict) and isinstance(checked.get("passed"), bool):
-        summary = f"[{'verified' if checked['passed'] else 'NOT verified'}] {summary}"
-    if m.extra.get("nothing_changed") is True:
-        summary = f"[nothing changed in the repository] {summary}"
+        tag = "verified" if checked["passed"] else "NOT verified"
+    if m.extra.get("nothing_changed") is True:  # no work to check: said instead of "nothing checked"
+        tag = "nothing changed in the repository" + (f"; {tag}" if tag else "")
+    elif not tag and m.status == "completed" and m.action:  # it called session_complete, nothing checked
+        tag = "not verified: nothing checked the work"
+    summary = f"[{tag}] {summary}" if tag else summary
     return (
         f"{m.session_number:>5}  {m.run_id or '-':<21}  {date:<16}  "
         f"{_duration(m.duration_secs):>7}  {_tokens(m.total_tokens):>7}  "

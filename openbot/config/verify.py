@@ -3,13 +3,16 @@
 The commands come from what the user controls: the bot's config.md as loaded by the plan (a committed
 bot's as the user trusted it, never as the agent later edits it) and `$OPENBOT_HOME/verify.toml`, whose
 `verify` list applies to every bot (the team's stop hooks: one mechanism, run after the bot's own).
-Where nothing is declared, `suggest` reads the repository's own test and CI config for `bots show`.
+Where nothing is declared, `suggest` reads the repository's own test and CI config for `bots show`, and
+`evident` picks the one test command a run then checks the work with (`verify = []` turns it off).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
     from openbot.config.keys import BotConfig
 
 HOME_FILE = "verify.toml"
+EVIDENT = "evident test command; `verify = []` turns it off"
 HOME_KEYS = ("verify",)
 
 
@@ -33,6 +37,7 @@ class VerifySpec:
     attempts: int
     merge_unverified: bool
     team: tuple[str, ...] = ()  # the ones $OPENBOT_HOME/verify.toml added (also in `commands`)
+    evident: str = ""  # the repository's evident test command, used because nothing was declared
 
 
 def check_commands(value: list[str], source: str, key: str = "verify") -> None:
@@ -70,15 +75,18 @@ def team_commands() -> tuple[str, ...]:
     return tuple(commands)
 
 
-def spec_for(config: BotConfig) -> VerifySpec:
-    """The run's verification: the bot's commands, then the team's."""
+def spec_for(config: BotConfig, root: Path | None = None, declared: bool = True) -> VerifySpec:
+    """The run's verification: the bot's commands, then the team's; where neither declares any and the
+    bot's config does not set `verify` (`declared`), the evident test command of the repository at `root`."""
     team = team_commands()
+    found = evident(root) if root is not None and not declared and not config.verify and not team else ""
     return VerifySpec(
-        commands=(*config.verify, *team),
+        commands=(*config.verify, *team) or ((found,) if found else ()),
         timeout_secs=config.verify_timeout_secs,
         attempts=config.verify_attempts,
         merge_unverified=config.merge_unverified,
         team=team,
+        evident=found,
     )
 
 
@@ -106,6 +114,49 @@ def suggest(root: Path | None) -> list[str]:
         found.append(f"make {make.group(1)}")
     found += [c for c in _workflow_runs(root) if c not in found]
     return found[:8]
+
+
+NPM_PLACEHOLDER = "no test specified"  # `npm init`'s test script, which always fails
+
+
+def evident(root: Path) -> str:
+    """The repository's evident test command: where it has Python test files (test*.py, *_test.py at the
+    top, test*.py under tests/ or test/), pytest if a `pytest` is on PATH, else the standard library's
+    unittest for files that use it; else `npm test` (not npm init's placeholder) or a Makefile's
+    `test`/`check` target, where npm or make is on PATH. "" when none is. Lint and CI lines are left out:
+    they need tools the sandbox may lack, and only a test shows the work does what it should."""
+    tests = _python_tests(root)
+    if tests and shutil.which("pytest"):
+        return "python -m pytest -q" if shutil.which("python") else "python3 -m pytest -q"
+    for where, command in UNITTEST:
+        if any(f.parent == root / where and _UNITTEST.search(_read(f)) for f in tests):
+            return command
+    try:
+        scripts = json.loads(_read(root / "package.json") or "{}").get("scripts", {})
+    except (json.JSONDecodeError, AttributeError):
+        scripts = {}
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    if isinstance(test, str) and NPM_PLACEHOLDER not in test and shutil.which("npm"):
+        return "npm test"
+    make = _MAKE_TEST.search(_read(root / "Makefile"))
+    return f"make {make.group(1)}" if make and shutil.which("make") else ""
+
+
+# unittest finds no pytest-style test (and passes): only files that import it count for it
+UNITTEST = (
+    ("", "python3 -m unittest"),
+    ("tests", "python3 -m unittest discover -s tests"),
+    ("test", "python3 -m unittest discover -s test"),
+)
+_UNITTEST = re.compile(r"^\s*(import unittest|from unittest)", re.M)
+
+
+def _python_tests(root: Path) -> list[Path]:
+    found = [*root.glob("test*.py"), *root.glob("*_test.py")]
+    for where in ("tests", "test"):
+        if (root / where).is_dir():
+            found += itertools.islice((root / where).rglob("test*.py"), 50)
+    return sorted(f for f in found if f.is_file())[:100]
 
 
 def _workflow_runs(root: Path) -> list[str]:
@@ -141,14 +192,15 @@ def setup_caveat(config: BotConfig, commands: tuple[str, ...]) -> str:
     )
 
 
-def describe(config: BotConfig, root: Path | None) -> tuple[dict[str, Any], list[str]]:
+def describe(config: BotConfig, root: Path | None, declared: bool = True) -> tuple[dict[str, Any], list[str]]:
     """What `bots show` says of the bot's verification: (its --json object, its lines)."""
-    spec = spec_for(config)
+    spec = spec_for(config, root, declared)
     own = list(config.verify)
     found = suggest(root) if not spec.commands else []
-    doc = {"commands": own, "team": list(spec.team), "suggested": found}
+    doc = {"commands": own, "team": list(spec.team), "suggested": found, "evident": spec.evident}
     if spec.commands:
         lines = [f"  `{c}` (config.md)" for c in own] + [f"  `{c}` ({home_file()})" for c in spec.team]
+        lines += [f"  `{spec.evident}` ({EVIDENT})"] if spec.evident else []
         caveat = setup_caveat(config, spec.commands)
         lines += [f"  note: {caveat}"] if caveat else []
         return doc, ["verification: openbot runs, on a clean checkout of the committed work:", *lines]

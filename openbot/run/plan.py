@@ -20,7 +20,7 @@ from openbot.config.bots import BotRef, find_bot
 from openbot.config.integrations import check_environment, secret_values
 from openbot.config.model_names import parse_model, resolve_script
 from openbot.config.skills import Layer
-from openbot.config.verify import VerifySpec, spec_for
+from openbot.config.verify import VerifySpec
 from openbot.config.workmode import WorkMode, choose
 from openbot.errors import UsageError
 from openbot.git.repo import RepoInfo, find_repo
@@ -104,7 +104,7 @@ def plan_run(req: RunRequest) -> RunPlan:
     _check_sandbox(config, req.cwd)
     check_environment(config, str(bot_file.path), os.environ)  # an unset ${NAME} fails now, not mid-run
     memory, legacy = _memory(req, bot, project, resume)
-    verify = preflight.check_verify(spec_for(config), use_worktree)
+    verify = preflight.verify_spec(bot_file, req.extra_flags, config, repo, use_worktree)
     return RunPlan(
         bot=bot,
         config=config,

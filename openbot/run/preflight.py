@@ -6,13 +6,14 @@ write, and a saved conversation that a resume could not use. Each failure is one
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openbot.errors import UsageError
 
 if TYPE_CHECKING:
-    from openbot.config.botconfig import BotFile
+    from openbot.config.botconfig import BotConfig, BotFile
     from openbot.config.bots import BotRef
     from openbot.config.skills import Layer
     from openbot.config.verify import VerifySpec
@@ -134,6 +135,22 @@ def check_lfs_objects(repo: RepoInfo, resume: RunRecord | None) -> None:
         )
         start = has.stdout.strip() if has.returncode == 0 else resume.base_commit or "HEAD"
     lfs.check_objects(repo.common_dir, repo.workdir, start)
+
+
+def verify_spec(
+    bot_file: BotFile,
+    flags: Mapping[str, object],
+    config: BotConfig,
+    repo: RepoInfo | None,
+    use_worktree: bool,
+) -> VerifySpec:
+    """The run's verification (checked: check_verify); where the bot's config.md (and the command line)
+    set no `verify`, the repository's evident test command, read from the user's checkout as it starts."""
+    from openbot.config.verify import spec_for
+
+    declared = "verify" in bot_file.values or "verify" in flags
+    root = repo.workdir if repo is not None and use_worktree else None
+    return check_verify(spec_for(config, root, declared), use_worktree)
 
 
 def check_verify(spec: VerifySpec, use_worktree: bool) -> VerifySpec:

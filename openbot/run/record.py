@@ -116,5 +116,6 @@ class Recorder:
 
     def ended(self, status: Status, exit_code: int, reason: str = "") -> None:
         self.record.status, self.record.exit_code = status, exit_code
+        self.record.nothing_changed = self.record.nothing_changed and status == "completed"
         if reason:
             self.record.reason = reason

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from openbot.errors import EXIT_FAILED
 from openbot.state.runstate import RunRecord
+from openbot.views.fields import verification_status, verified_text
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class RunResult:
     def to_json(self) -> dict[str, object]:
         """The `--json` summary (and the CI step summary's input)."""
         r = self.record
-        return {
+        summary = {
             "run_id": r.run_id,
             "bot": r.bot,
             "project": r.project,
@@ -50,3 +51,6 @@ class RunResult:
             "budget": self.budget,
             "resume_command": self.resume_command,
         }
+        summary["verification_status"] = verification_status(summary)  # passed | failed | none
+        summary["verified_text"] = verified_text(summary)  # the line the report says of the check
+        return summary

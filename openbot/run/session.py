@@ -284,7 +284,7 @@ class Session:
             summary = session_summary(self.status, self.reason, p.history.events(meta.session_id))
         meta.response_summary = p.redactor.redact(summary.strip())[:500]
         meta.action = self.completion.action if self.completion else ""
-        if self.completion is not None and p.record.nothing_changed:
+        if self.status == "completed" and self.completion is not None and p.record.nothing_changed:
             meta.extra["nothing_changed"] = True
         meta.extra["budget"] = p.budget.status()
         sandbox = p.workspace.sandbox

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING
 from openbot import gate, paths
 from openbot.agent.tools.base import Tool, ToolContext, ToolFailed
 from openbot.agent.tools.shell import ShellTool
-from openbot.config.verify import setup_caveat
+from openbot.config.verify import EVIDENT, setup_caveat
 from openbot.errors import OpenbotError
-from openbot.events import EventSink
+from openbot.events import EventSink, Notice
 from openbot.git.runsdir import empty_trash_later
 from openbot.run.plan import RunPlan
 from openbot.run.record import Recorder
-from openbot.run.verify_outcome import Collect, Outcome, Verification, feedback
+from openbot.run.verify_outcome import NOTHING_CHECKED, Collect, Outcome, Verification, feedback
 from openbot.run.workspace import Workspace
 from openbot.stops import Completion, Unverified
 
@@ -48,6 +48,8 @@ class Verifier:
         self.spec, self.plan, self.recorder, self.record = plan.verify, plan, recorder, recorder.record
         self.workspace, self.tools = workspace, tools  # tools: the run's list (MCP tools join it later)
         self.attempt = 0
+        if self.spec.evident:
+            plan.notices.append(f"checking the work with `{self.spec.evident}` ({EVIDENT})")
         caveat = setup_caveat(plan.config, self.spec.commands)
         if caveat and caveat not in plan.warnings:
             plan.warnings.append(caveat)  # said when the run starts
@@ -57,6 +59,7 @@ class Verifier:
         """None: the completion stands (verified, or nothing to verify). Otherwise the feedback for the
         agent's next turn; Unverified once the failures reach verify_attempts."""
         if not self.spec.commands or completion.action == "discard" or self._repo() is None:
+            ctx.sink.emit(Notice(kind="not_verified", message=NOTHING_CHECKED))  # said where the run ends
             return None  # discard: nothing is kept that a check could vouch for
         self.attempt += 1
         outcome = self._run(ctx)

@@ -32,6 +32,7 @@ class Verification(Event):
     note: str = ""  # where the result was recorded on the branch (refs/notes/openbot)
 
 
+NOTHING_CHECKED = "not verified: nothing checked the work"  # views/fields.py says it where a run ends
 TAIL_LINES, TAIL_CHARS = 40, 4000  # of a failed command's output, in the feedback to the agent
 
 

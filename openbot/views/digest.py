@@ -29,7 +29,8 @@ def as_json(rows: list[dict[str, object]], since: str, **extra: object) -> str:
 
 
 def _verified(r: dict[str, Any]) -> str:
-    return {True: "yes", False: "NO"}.get(r["verified"], "—")
+    unchecked = "not verified: nothing checked the work" if r["status"] == "completed" else "—"
+    return {True: "yes", False: "NO"}.get(r["verified"], unchecked)
 
 
 def _diff(r: dict[str, object]) -> str:

@@ -80,7 +80,7 @@ def mapping(record: Mapping[str, object], key: str) -> Mapping[str, object]:
 
 def verified_text(r: Mapping[str, object]) -> str:
     """openbot's own check of the work, in one line, from a run's `--json` summary (docs/VERIFY.md);
-    "" when the bot has no verify commands and merge_unverified is off."""
+    "" for a run that did not complete and nothing checked (merge_unverified off)."""
     loose = (
         " (merge_unverified = true: merge applies without it)" if r.get("merge_unverified") is True else ""
     )
@@ -91,7 +91,14 @@ def verified_text(r: Mapping[str, object]) -> str:
         return f"verified: every check passed at {sha} (git notes --ref=openbot){loose}"
     if r.get("verified") is False:
         return f"NOT verified: {reason}{loose}"
-    return f"not verified: nothing checked the work{loose}" if loose else ""
+    unchecked = loose or r.get("status") == "completed"  # exit 0 on work nothing checked: said so
+    return f"not verified: nothing checked the work{loose}" if unchecked else ""
+
+
+def verification_status(r: Mapping[str, object]) -> str:
+    """`passed`, `failed` or `none` (nothing checked the work), from `verified`."""
+    verified = r.get("verified")
+    return "passed" if verified is True else "failed" if verified is False else "none"
 
 
 def status_text(r: Mapping[str, object]) -> str:

@@ -29,7 +29,8 @@ def test_on_the_messages_api_the_bot_is_told_what_failed_in_its_next_request(tmp
     repo = make_repo(tmp_path / "repo", FILES)
     d = paths.bot_home("claude")
     d.mkdir(parents=True)
-    (d / "config.md").write_text(f'+++\nmodel = "claude-sonnet-5-5"\nsleep_secs = 0\n{VERIFY}+++\nWork.\n')
+    config = f'model = "claude-sonnet-5-5"\nsleep_secs = 0\nquestion_unchanged = false\n{VERIFY}'
+    (d / "config.md").write_text(f"+++\n{config}+++\nWork.\n")  # about the check, not the question
     done = call("session_complete", summary="done", action="review")
     fix = call("shell", command="sed -i s/41/42/ calc.py && git commit -qam fix")
     script = [
@@ -117,7 +118,8 @@ def test_bots_show_says_when_nothing_verifies_and_what_the_repository_suggests(t
             ".github/workflows/ci.yml": WORKFLOW,
         },
     )
-    make_bot("plain", [reply("", complete())])
+    # verify = []: nothing checks it (no evident test command: the repository has no test files)
+    make_bot("plain", [reply("", complete())], config="verify = []")
     shown = run_cli("bots", "show", "plain", cwd=repo)
     assert shown.returncode == 0, shown.stderr
     assert "verification: none" in shown.stdout and "merge is not applied" in shown.stdout
@@ -127,11 +129,13 @@ def test_bots_show_says_when_nothing_verifies_and_what_the_repository_suggests(t
         "commands": [],
         "team": [],
         "suggested": ["python -m pytest -q", "npm test", "make test", "ruff check ."],
+        "evident": "",
     }
     # A suggestion is never applied: the run checks nothing, and says so where it would merge.
     make_bot(
         "merger",
         [reply("", shell("echo x > x && git add x && git commit -qm x")), reply("", complete("x", "merge"))],
+        config="verify = []",
     )
     result = json.loads(run_cli("run", "merger", "--json", cwd=repo).stdout)
     assert result["verified"] is None and result["action"] == "review"

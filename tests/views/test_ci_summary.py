@@ -57,6 +57,7 @@ def test_summary_has_every_field() -> None:
         "Commands run": "42",
         "Tokens": "123,456",
         "Cost": "$1.23",
+        "Verified": "not verified: nothing checked the work",  # completed, and nothing checked it
         "Action": "review",
         "Run": "`20260101T020000Z-ab12`",
         "Sessions": "`000001-20260101T020000Z`, `000002-20260101T021000Z`",
