@@ -205,9 +205,9 @@ class BotConfig:
     )
     merge_unverified: bool = _f(False, "Let `merge` apply to work that was not verified (shown everywhere).")
     question_unchanged: bool = _f(
-        True,
+        False,
         "Question once a session_complete that left the repository unchanged (memory is not the repository);"
-        " off for scripted models, whose script cannot answer.",
+        " on for a small model (docs/MODELS.md).",
     )
     # The WIP commit of what the agent left uncommitted (openbot/git/wip.py): what it leaves out is said.
     wip_max_file_mb: float = _f(10, "A file larger than this (MB) is left out of the WIP commit.")

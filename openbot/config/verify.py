@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,17 +121,26 @@ NPM_PLACEHOLDER = "no test specified"  # `npm init`'s test script, which always 
 
 
 def evident(root: Path) -> str:
-    """The repository's evident test command: where it has Python test files (test*.py, *_test.py at the
-    top, test*.py under tests/ or test/), pytest if a `pytest` is on PATH, else the standard library's
-    unittest for files that use it; else `npm test` (not npm init's placeholder) or a Makefile's
-    `test`/`check` target, where npm or make is on PATH. "" when none is. Lint and CI lines are left out:
-    they need tools the sandbox may lack, and only a test shows the work does what it should."""
-    tests = _python_tests(root)
-    if tests and shutil.which("pytest"):
+    """The repository's evident test command, first match (docs/VERIFY.md): Python tests pytest collects
+    (test functions or classes, unittest cases) run by pytest where a `pytest` is on PATH, else by the
+    standard library's unittest where they use it; test scripts (test*.py at the top with neither: their
+    asserts run when run) each run with python3; `npm test` (not npm init's placeholder); a Makefile's
+    `test`/`check` target. "" when none is. Lint and CI lines are left out: they need tools the sandbox
+    may lack, and only a test shows the work does what it should."""
+    tests = {f: _read(f) for f in _python_tests(root)}
+    collected = [f for f, text in tests.items() if _COLLECTED.search(text)]
+    if collected and shutil.which("pytest"):
         return "python -m pytest -q" if shutil.which("python") else "python3 -m pytest -q"
     for where, command in UNITTEST:
-        if any(f.parent == root / where and _UNITTEST.search(_read(f)) for f in tests):
+        if any(f.parent == root / where and _UNITTEST.search(tests[f]) for f in collected):
             return command
+    scripts = [f.name for f in tests if f.parent == root and f not in collected][:5]
+    if scripts:
+        return " && ".join(f"python3 {shlex.quote(name)}" for name in scripts)
+    return _npm_or_make(root)
+
+
+def _npm_or_make(root: Path) -> str:
     try:
         scripts = json.loads(_read(root / "package.json") or "{}").get("scripts", {})
     except (json.JSONDecodeError, AttributeError):
@@ -148,7 +158,8 @@ UNITTEST = (
     ("tests", "python3 -m unittest discover -s tests"),
     ("test", "python3 -m unittest discover -s test"),
 )
-_UNITTEST = re.compile(r"^\s*(import unittest|from unittest)", re.M)
+_UNITTEST = re.compile(r"^\s*(import unittest|from unittest\b)", re.M)
+_COLLECTED = re.compile(r"^\s*((async\s+)?def test|class Test|import unittest|from unittest\b)", re.M)
 
 
 def _python_tests(root: Path) -> list[Path]:

@@ -305,7 +305,7 @@ def test_render_round_trip() -> None:
     bf = parse_text(render(values, instructions), P)
     assert bf.values == values
     assert bf.instructions == instructions
-    assert bf.config == BotConfig(**{"question_unchanged": False, **values})  # a script's default
+    assert bf.config == BotConfig(**values)
 
 
 def test_render_refuses_invalid_values() -> None:

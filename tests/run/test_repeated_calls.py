@@ -82,8 +82,13 @@ def test_a_small_model_gets_a_lower_repeat_limit_unless_its_config_sets_one(repo
         out = run_cli("bots", "show", name, "--json", cwd=repo)
         assert out.returncode == 0, out.stderr
         shown[name] = json.loads(out.stdout)
-    assert shown["small"]["config"]["max_repeats"] == 3 and shown["small"]["set_by_model"] == ["max_repeats"]
-    assert shown["told"]["config"]["max_repeats"] == 6 and shown["told"]["set_by_model"] == []
+    assert shown["small"]["config"]["max_repeats"] == 3 and shown["small"]["set_by_model"] == [
+        "max_repeats",
+        "question_unchanged",
+    ]
+    assert shown["told"]["config"]["max_repeats"] == 6 and shown["told"]["set_by_model"] == [
+        "question_unchanged"
+    ]
     assert shown["claude"]["config"]["max_repeats"] == 5 and shown["claude"]["set_by_model"] == []
     text = run_cli("bots", "show", "small", cwd=repo).stdout
     assert any(line.split()[:4] == ["max_repeats", "=", "3", "model"] for line in text.splitlines())

@@ -26,8 +26,9 @@ TOOLS = 'work_mode = "tools"\n'
 def bot(name: str, model: str, config: str = "") -> None:
     d = paths.bot_home(name)
     d.mkdir(parents=True, exist_ok=True)
+    quiet = "question_unchanged = false"  # scripts that complete with nothing changed: not asked
     (d / "config.md").write_text(
-        f'+++\nmodel = "{model}"\nsleep_secs = 0\n{TOOLS}{config}\n+++\nFix calc.py.\n'
+        f'+++\nmodel = "{model}"\nsleep_secs = 0\n{TOOLS}{quiet}\n{config}\n+++\nFix calc.py.\n'
     )
 
 

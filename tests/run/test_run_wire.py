@@ -27,7 +27,9 @@ TOOLS = 'work_mode = "tools"\n'
 def bot(name: str, model: str, config: str = "") -> None:
     d = paths.bot_home(name)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "config.md").write_text(f'+++\nmodel = "{model}"\nsleep_secs = 0\n{TOOLS}{config}\n+++\nWork.\n')
+    quiet = "question_unchanged = false"  # scripts that complete with nothing changed: not asked
+    head = f'model = "{model}"\nsleep_secs = 0\n{TOOLS}{quiet}\n{config}'
+    (d / "config.md").write_text(f"+++\n{head}\n+++\nWork.\n")
 
 
 def claude(
