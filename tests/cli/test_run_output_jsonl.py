@@ -84,10 +84,12 @@ def test_the_run_level_notices_are_in_the_stream(repo: Path) -> None:
     out = run_cli("run", "live", "--output", "jsonl", cwd=repo)
     assert out.returncode == 0, out.stderr
     records = [json.loads(line) for line in out.stdout.splitlines()]
-    ended = next(i for i, r in enumerate(records) if r["type"] == "session_ended")
-    notices = [r for r in records[ended:] if r["type"] == "notice"]
-    assert [n["kind"] for n in notices] == ["wip_commit"]  # the run's own log: after the session ended
-    assert [r["kind"] for r in records[:ended] if r["type"] == "notice"] == ["not_verified"]  # the session's
+    kinds = [r["type"] for r in records]
+    first, last = kinds.index("session_started"), kinds.index("session_ended")
+    inside = [r["kind"] for r in records[first:last] if r["type"] == "notice"]
+    assert inside == ["not_verified"]  # the session's own: in its log
+    notices = [r for r in records[:first] + records[last:] if r["type"] == "notice"]  # the run's own log
+    assert [n["kind"] for n in records[last:] if n["type"] == "notice"] == ["wip_commit"]  # after the session
     run_log = next(paths.bot_home("live").glob("workspaces/*/runs/*/events.jsonl"))
     assert [_without_clock(e) for e in events(run_log.parent)] == [_without_clock(n) for n in notices]
 
