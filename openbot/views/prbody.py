@@ -27,7 +27,9 @@ SUMMARY_MAX = 20_000  # characters; GitHub refuses a body over 65,536
 def pr_body(result: Mapping[str, Any], branch: str, run_url: str) -> str:
     status = str(result.get("status") or "unknown")
     if status == "completed":
-        ended = "The bot completed its run."
+        ended = "The bot completed its run." + (
+            " Nothing changed in the repository." if result.get("nothing_changed") is True else ""
+        )
     else:
         ended = f"**A draft**: the run ended {code(status)}: {_inline(result.get('reason'))}."
     lines = [
@@ -53,7 +55,10 @@ def _verified(result: Mapping[str, Any]) -> str:
         verification = result.get("verification")
         reason = verification.get("reason") if isinstance(verification, Mapping) else None
         return f"**Not verified**: {_inline(reason or 'the check failed')}."
-    return "Not verified: nothing checked the work (the bot declares no `verify` commands)."
+    return (
+        "Not verified: nothing checked the work (the bot declares no `verify` commands and the repository "
+        "has no evident test command, or its config says `verify = []`)."
+    )
 
 
 def _inline(value: object) -> str:

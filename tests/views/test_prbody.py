@@ -46,3 +46,10 @@ def test_the_module_on_bad_input_says_so_in_one_line(tmp_path: Path) -> None:
             [sys.executable, "-m", "openbot.views.prbody", *args], capture_output=True, text=True, timeout=60
         )
         assert out.returncode == 2 and len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_a_completion_nothing_checked_and_nothing_changed_says_both() -> None:
+    body = pr_body({**RESULT, "verified": None, "nothing_changed": True, "summary": "done"}, "o/b", "u")
+    first, checked = body.split("\n\n")[:2]
+    assert first == "The bot completed its run. Nothing changed in the repository."
+    assert checked.startswith("Not verified: nothing checked the work")
