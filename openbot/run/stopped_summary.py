@@ -23,6 +23,18 @@ STOPPED = {
 }
 
 
+def stopped(status: str, reason: str) -> str:
+    """`stopped by the budget ledger: the daily cap …`: the status said once, where the reason says it
+    again ("budget ledger: …", "not verified after …")."""
+    label = STOPPED.get(status, status)
+    if not reason:
+        return label
+    for echo in (label, label.removeprefix("stopped by the ")):
+        if reason.lower().startswith(echo.lower()):
+            return label + reason[len(echo) :]
+    return f"{label}: {reason}"
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -37,7 +49,7 @@ def session_summary(status: str, reason: str, events: Iterable[Mapping[str, Any]
             path = str((e.get("input") or {}).get("path", ""))
             if path and path not in edited:
                 edited.append(path)
-    said = STOPPED.get(status, status) + (f": {reason}" if reason else "")
+    said = stopped(status, reason)
     did = _plural(len(commands), "command") + (f" (the last: {commands[-1]})" if commands else "")
     if edited:
         did += f"; edited {', '.join(edited[:5])}" + (
@@ -48,7 +60,7 @@ def session_summary(status: str, reason: str, events: Iterable[Mapping[str, Any]
 
 def run_summary(rec: RunRecord, repo: Path | None) -> str:
     """What stopped the run, then its commits on the branch (files, lines), its WIP commit and commands."""
-    said = STOPPED.get(rec.status, rec.status) + (f": {rec.reason}" if rec.reason else "")
+    said = stopped(rec.status, rec.reason)
     work = [_commits(repo, rec.base_commit, rec.branch)] if repo is not None else []
     if rec.wip_commits:
         work.append(f"uncommitted work saved as WIP commit {rec.wip_commits[-1][:12]}")

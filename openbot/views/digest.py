@@ -37,7 +37,8 @@ def _diff(r: dict[str, object]) -> str:
     d = r["diffstat"]
     if not isinstance(d, dict):
         return "—"
-    return f"{d.get('files', 0)} files +{d.get('insertions', 0)} −{d.get('deletions', 0)}"
+    files = d.get("files", 0)
+    return f"{files} file{'' if files == 1 else 's'} +{d.get('insertions', 0)} −{d.get('deletions', 0)}"
 
 
 def _cost(r: dict[str, object]) -> str:

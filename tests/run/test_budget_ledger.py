@@ -116,6 +116,9 @@ def test_a_dead_process_reservation_counts_and_a_torn_line_is_ignored(repo: Path
     assert out.returncode == 6, out.stderr
     result = json.loads(out.stdout)
     assert result["status"] == "over_budget" and "weekly cap (bot spender" in result["reason"]
+    assert result["summary"].startswith(
+        "stopped by the budget ledger: the weekly cap"
+    )  # not "…: budget ledger: …"
     text = (paths.home() / "ledger.jsonl").read_text()
     assert text.count("\n") == 1 and text.endswith("\n")  # the torn tail was cut, nothing was appended
 

@@ -84,6 +84,10 @@ def test_a_bot_that_never_fixes_it_ends_unverified_exit_5_nothing_merged_nothing
     summary = json.loads(out.stdout)
     assert summary["status"] == "unverified" and summary["verified"] is False
     assert "not verified after 2 attempt(s)" in summary["reason"]
+    assert summary["summary"].startswith(
+        "not verified after 2 attempt(s)"
+    )  # said once (was "…: not verified …")
+    assert "1 commit on" in summary["summary"] and "(1 file," in summary["summary"]
     assert [v["passed"] for v in verifications("stubborn")] == [False, False]
     assert summary["action"] == "review" and "not merged" in summary["action_message"]
     assert git(repo, "log", "-1", "--format=%s", "main") == "initial"  # no merge
