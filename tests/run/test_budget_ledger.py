@@ -153,7 +153,12 @@ def test_a_run_stopped_by_the_ledger_mid_way_keeps_its_commits_and_resumes(repo:
         assert row["status"] == "over_budget" and row["diffstat"]["files"] == 1
         assert row["commands"]["continue"] == f"cd {repo} && openbot run spender --resume {result['run_id']}"
         assert report["budget"] == [
-            {"cap": "daily cap (repo elsewhere, $0.01)", "usd": 0.01, "used_usd": 0.0},
+            {
+                "cap": "daily cap (repo elsewhere, $0.01)",
+                "usd": 0.01,
+                "used_usd": 0.0,
+                "matches": "matches no repository openbot has run in",  # no run was ever in `elsewhere`
+            },
             {"cap": "daily cap (bot spender, $0.2)", "usd": 0.2, "used_usd": pytest.approx(0.09)},
         ]
         doctor = run_cli("doctor", cwd=repo)
