@@ -56,7 +56,7 @@ def test_digest_markdown_html_since_and_bad_input(tmp_path: Path) -> None:
     _runs(tmp_path)
     md = run_cli("digest", cwd=tmp_path)
     assert md.returncode == 0 and "| writer |" in md.stdout and "2 runs in the last 24h" in md.stdout
-    assert "<script>" not in md.stdout and "1 files +2" in md.stdout
+    assert "<script>" not in md.stdout and "1 file +2" in md.stdout
     page = tmp_path / "digest.html"
     out = run_cli("digest", "--format", "html", "-o", str(page), cwd=tmp_path)
     assert out.returncode == 0 and "wrote" in out.stderr
