@@ -118,9 +118,14 @@ def said(drivers: dict[str, str]) -> str:
 def checkout_off(common_dir: Path, commit: str) -> list[str]:
     """`-c` options for openbot's own checkout of `commit` (the agent's) from the user's repository: the
     user's drivers that would run a file of `commit` are off."""
+    return off_options(checkout_drivers(common_dir, commit))
+
+
+def checkout_drivers(common_dir: Path, commit: str) -> dict[str, str]:
+    """The user's drivers (`repo_drivers`) that a checkout of `commit` would run a file of `commit` with."""
     from openbot.git import userrepo
 
     entries = userrepo.config(common_dir, git_dir=True)
     if not any(name.startswith(("filter.", "merge.")) for name, _ in entries):
-        return []
-    return off_options(repo_drivers(entries, top_names(common_dir, commit)))
+        return {}
+    return repo_drivers(entries, top_names(common_dir, commit))

@@ -28,8 +28,9 @@ def tip_of(rr: RunRepo) -> str:
     return read_tip(rr.git_dir, rr.branch) or rr.home_tip or rr.base_commit
 
 
-def clean_checkout(rr: RunRepo, into: Path) -> tuple[str, Path, Path]:
-    """Check the branch tip out below `into` (an empty directory of openbot's): (sha, checkout, git dir)."""
+def clean_checkout(rr: RunRepo, into: Path) -> tuple[str, Path, Path, dict[str, str]]:
+    """Check the branch tip out below `into` (an empty directory of openbot's): (sha, checkout, git dir,
+    the user's drivers left off because they would run a file of the tip: repodrivers.py)."""
     tip = tip_of(rr)
     if not has_commit(rr.common_dir, tip):
         carrier = into / "carry"
@@ -44,10 +45,11 @@ def clean_checkout(rr: RunRepo, into: Path) -> tuple[str, Path, Path]:
     checkout.mkdir()
     (checkout / ".git").write_text(f"gitdir: {git_dir}\n", encoding="utf-8")
     git = (f"--git-dir={git_dir}", f"--work-tree={checkout}")
-    off = repodrivers.checkout_off(rr.common_dir, tip)  # never the agent's files beside the walls
+    drivers = repodrivers.checkout_drivers(rr.common_dir, tip)  # never the agent's files beside the walls
+    off = repodrivers.off_options(drivers)
     run_git(checkout, *git, *lfs.checkout_options(rr.common_dir), *off, "read-tree", "--reset", "-u", "HEAD")
     submodules.set_up(rr.common_dir, git_dir, checkout, tip, _module_git_dir)
-    return tip, checkout, git_dir
+    return tip, checkout, git_dir, drivers
 
 
 def _import_lfs(rr: RunRepo, tip: str) -> None:

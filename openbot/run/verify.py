@@ -122,12 +122,16 @@ class Verifier:
         try:
             repo = self._repo()
             assert repo is not None  # check() verifies only runs with a run repository
-            sha, checkout, git_dir = clean_checkout(repo, into)
+            sha, checkout, git_dir, drivers = clean_checkout(repo, into)
         except (OpenbotError, OSError) as e:
             why = e.one_line() if isinstance(e, OpenbotError) else str(e)
             return Outcome(
                 "", (), uncommitted, stopped, f"the committed work could not be checked out: {why}"
             )
+        if drivers:  # said: those files were checked with their committed content
+            names = ", ".join(f"{k} = {v!r}" for k, v in drivers.items())
+            said = f"the clean checkout ran without {names}: it names a file in the repository"
+            ctx.sink.emit(Notice(kind="run_warning", message=said, data={"drivers": drivers}))
         vctx = self._context(ctx, checkout, git_dir, into / "tmp")
         checks, error = self._setup(vctx)
         shell = ShellTool(self.spec.timeout_secs, gate.VERIFY_CHECK)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell
+from tests.helpers import complete, events, git, make_bot, make_repo, reply, run_cli, sessions, shell
 from tests.run.test_repo_attacks import DROP, nobody_repo, python_for_nobody
 
 __all__ = ["nobody_repo"]  # the fixture, shared
@@ -57,6 +57,8 @@ def test_a_filter_naming_a_repository_path_never_runs_the_bots_script_to_verify_
     result = json.loads(out.stdout)
     assert result["verified"] is True, result
     assert not mark.exists(), "the bot's tools/strip.sh ran outside the sandbox"
+    (said,) = [e for e in events(sessions("stripper")[0]) if "drivers" in e.get("data", {})]
+    assert said["data"]["drivers"] == {f"filter.strip.{k}": "./tools/strip.sh" for k in ("clean", "smudge")}
     assert result["action_message"].startswith("not merged: "), result["action_message"]
     assert (
         "filter.strip" in result["action_message"]
