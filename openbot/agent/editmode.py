@@ -18,7 +18,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from openbot.agent.edits import Edit, Parsed, parse_reply, path_in, repair
+from openbot.agent.edits import Edit, Parsed, parse_reply, path_in, repair, replace_once
 from openbot.agent.models.base import ModelReply, ModelRequest
 from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
 from openbot.agent.tools.editor import resolve_inside
@@ -43,6 +43,7 @@ def add(a, b):
 To run a command, write it in a ```sh block. When the task is done, reply DONE."""
 NOTHING_YET = "[openbot] You said DONE, but no file has changed yet. "
 LOST = "are gone"
+AGAIN = "Send that file again: its whole new content, the old lines that should stay and yours."
 ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
 
 
@@ -79,7 +80,8 @@ class EditMode:
             raise Completed(Completion(summary(text, changed, bool(self.checks)), "review"))
         if parsed.edits and not changed and self.applied and not parsed.commands:
             raise Completed(Completion(summary(text, [], False), "review"))  # nothing left to change
-        return "\n\n".join([*notes, ASK_DONE] if changed else notes)
+        ask = AGAIN if lost else ASK_DONE if changed else ""
+        return "\n\n".join([*notes, ask] if ask else notes)
 
     def _nothing(self, text: str, parsed: Parsed) -> str:
         """A reply with no edit and no command: the end after committed work (or a second DONE), else
@@ -115,6 +117,8 @@ class EditMode:
             self.files.add(path)
             how = "whole file" if edit.search is None else "search/replace"
             notes.append(f"{path}{moved}: written ({how}){_lost(before, new) if edit.search is None else ''}")
+            if LOST in notes[-1]:
+                notes.append(f"Before your edit {path} was:\n```\n{(before or '').rstrip()}\n```")
         return notes, changed
 
     def _commit(self, changed: list[str], text: str, ctx: ToolContext, step: int) -> str:
@@ -162,10 +166,7 @@ def _lost(before: str | None, after: str) -> str:
     if not gone or len(gone) * 2 < len(old):
         return ""
     shown = ", ".join(f"`{line.strip()[:60]}`" for line in gone[:5]) + (", ..." if gone[5:] else "")
-    return (
-        f"; {len(gone)} of its {len(old)} lines {LOST} ({shown}). A whole file replaces all of the old one: "
-        "if those lines should stay, send the whole file again with them"
-    )
+    return f"; {len(gone)} of its {len(old)} lines {LOST} ({shown}): a whole file replaces all of the old one"
 
 
 def _current(ctx: ToolContext, path: str) -> str | None:
@@ -190,35 +191,6 @@ def _edited(before: str | None, edit: Edit) -> tuple[str, str]:
     if new is None:
         return "", f"the SEARCH lines are not in the file; it holds:\n```\n{_tail(before, 4000)}\n```"
     return new, ""
-
-
-def replace_once(text: str, search: str, replace: str) -> str | None:
-    """`text` with `search` replaced: exactly, else line by line ignoring whitespace at the line ends,
-    then at both ends (the replacement re-indented by the difference). None when it is not there."""
-    if search in text:
-        return text.replace(search, replace, 1)
-    lines, want = text.splitlines(keepends=True), search.splitlines()
-    for strip in (str.rstrip, str.strip):
-        target = [strip(w) for w in want]
-        for i in range(len(lines) - len(want) + 1):
-            if [strip(line) for line in lines[i : i + len(want)]] == target:
-                new = replace.splitlines(keepends=True)
-                if strip is str.strip:
-                    new = _reindent(new, _indent(lines[i]), _indent(want[0]))
-                return "".join([*lines[:i], *new, *lines[i + len(want) :]])
-    return None
-
-
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]
-
-
-def _reindent(replace: list[str], have: str, wrote: str) -> list[str]:
-    out = []
-    for line in replace:
-        body = line[len(wrote) :] if line.startswith(wrote) else line.lstrip(" \t")
-        out.append(have + body if line.strip() else line)
-    return out
 
 
 def prose(text: str) -> list[str]:

@@ -21,12 +21,17 @@ OPERATING = """\
 # How you work (openbot)
 You change the files of a git repository by writing them in your reply; openbot saves, commits and \
 checks them. To change or create a file, write its path on a line of its own, then the whole file in a \
-fenced block — every line of it, never "..." or "rest unchanged":
+fenced block — every line of it, the old lines you keep included, never "..." or "rest unchanged". \
+For example, to add a function to a calc.py that holds `def add`, reply:
 
 calc.py
 ```python
 def add(a, b):
     return a + b
+
+
+def sub(a, b):
+    return a - b
 ```
 
 For a long file you may instead write its path, then only the lines to change:

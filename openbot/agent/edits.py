@@ -1,6 +1,6 @@
 """Edits a model wrote in its reply (work_mode "edits"): whole files, search/replace blocks, one command.
 
-Read as aider reads its `whole` and `diff` formats, and as tolerantly:
+Read as aider reads its `whole` and `diff` formats, and as tolerantly (a SEARCH applied by `replace_once`):
 
     calc.py                          a path on its own line (`calc.py`, **calc.py**, calc.py:, # calc.py),
     ```python                        then a fenced block: the whole new file
@@ -169,3 +169,32 @@ def repair(
     stem = PurePosixPath(path).stem.lower()
     named = sorted({n for n in new if PurePosixPath(n).name.lower() in (name.lower(), stem)})
     return named[0] if len(named) == 1 else path
+
+
+def replace_once(text: str, search: str, replace: str) -> str | None:
+    """`text` with `search` replaced: exactly, else line by line ignoring whitespace at the line ends,
+    then at both ends (the replacement re-indented by the difference). None when it is not there."""
+    if search in text:
+        return text.replace(search, replace, 1)
+    lines, want = text.splitlines(keepends=True), search.splitlines()
+    for strip in (str.rstrip, str.strip):
+        target = [strip(w) for w in want]
+        for i in range(len(lines) - len(want) + 1):
+            if [strip(line) for line in lines[i : i + len(want)]] == target:
+                new = replace.splitlines(keepends=True)
+                if strip is str.strip:
+                    new = _reindent(new, _indent(lines[i]), _indent(want[0]))
+                return "".join([*lines[:i], *new, *lines[i + len(want) :]])
+    return None
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _reindent(replace: list[str], have: str, wrote: str) -> list[str]:
+    out = []
+    for line in replace:
+        body = line[len(wrote) :] if line.startswith(wrote) else line.lstrip(" \t")
+        out.append(have + body if line.strip() else line)
+    return out

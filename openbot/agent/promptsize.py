@@ -18,16 +18,18 @@ from openbot.config.skills import shipped_skills
 class PromptSize:
     system: int  # the system prompt: instructions, shipped skills, the operating prompt (+ tools, "text")
     tools: int  # the tool schemas sent with every call (0 with tool_protocol = "text")
+    mode: str = "tools"  # work_mode: in "edits" the first message holds the task's files
 
     @property
     def total(self) -> int:
         return self.system + self.tools
 
     def said(self) -> str:
+        more = "the task's files" if self.mode == "edits" else "MCP tools and each iteration's status"
         return (
             f"~{self.total:,} tokens before any work (system prompt ~{self.system:,} + tool schemas "
             f"~{self.tools:,}; an estimate at 4 characters a token. The repository's AGENTS.md, its skills, "
-            "MCP tools and each iteration's status come on top)"
+            f"{more} come on top)"
         )
 
 
@@ -44,4 +46,4 @@ def prompt_size(config: BotConfig, instructions: str, mode: str = "tools") -> Pr
     )
     # estimate_tokens counts JSON: the system prompt as one string, the schemas as the API is sent them
     tools = 0 if text or mode == "edits" else estimate_tokens([s.to_api() for s in specs])
-    return PromptSize(estimate_tokens(system_prompt(parts)), tools)
+    return PromptSize(estimate_tokens(system_prompt(parts)), tools, mode)

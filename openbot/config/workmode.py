@@ -45,4 +45,8 @@ def choose(config: BotConfig, set_keys: Collection[str], window: int | None = No
     size = config.context_window or window or 0
     if 0 < size <= SMALL_WINDOW:
         return WorkMode("edits", f"auto: a context window of {size:,} tokens (16,384 or less)")
-    return WorkMode("tools", f"auto: {name.backend} model with a large or unknown window")
+    api = {"anthropic": "Claude's API", "openai": "OpenAI's API"}.get(name.backend, "a scripted model")
+    window_said = (
+        f"a window of {size:,} tokens" if size else "its window is not known to be 16,384 tokens or less"
+    )
+    return WorkMode("tools", f"auto: {api}, {window_said}")

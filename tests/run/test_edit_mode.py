@@ -173,7 +173,7 @@ def test_a_whole_file_that_drops_most_of_the_old_one_is_said_before_done_is_take
     assert out.returncode == 0, out.stderr
     assert show(repo, ".gitignore") == "__pycache__/\n*.pyc\nbuild/"
     told = [t for t in conversation_texts("e") if "2 of its 2 lines are gone" in t]
-    assert len(told) == 1 and "`__pycache__/`, `*.pyc`" in told[0] and "send the whole file again" in told[0]
+    assert len(told) == 1 and "`__pycache__/`, `*.pyc`" in told[0] and "Send that file again" in told[0]
 
 
 def test_a_new_file_the_task_names_is_listed_and_a_slip_in_its_name_lands_on_it(tmp_path: Path) -> None:
