@@ -136,7 +136,7 @@ def table(rows: list[dict[str, Any]], harnesses: list[str], sets: list[str]) -> 
 def _cell(r: dict[str, Any] | None) -> str:
     if r is None:
         return ""
-    if "error" in r:
+    if r.get("error") and "check_exit" not in r:
         return f"error: {r['error'][:60]}"
     word = "**solved**" if r["solved"] else ("no, **false done**" if r["false_done"] else "no")
     return f"{word} (exit {r['exit']}, {r['status']}, {r['wall_secs']:.0f} s, load {r['load_before']:.1f})"
@@ -152,7 +152,13 @@ def main() -> None:
     p.add_argument("--json", type=Path, help="write every row here (after each task)")
     p.add_argument("--selftest", action="store_true", help="only prove the checks, run no harness")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
+    p.add_argument("--table-from", default="", help="comma list of --json files: print their rows' tables")
     args = p.parse_args()
+    if args.table_from:
+        rows = [r for f in args.table_from.split(",") for r in json.loads(Path(f).read_text())]
+        harnesses = list(dict.fromkeys(r["harness"] for r in rows))
+        print(table(rows, harnesses, list(dict.fromkeys(r["set"] for r in rows))))
+        return
     limits = Limits(max_minutes=args.minutes, check_timeout_secs=120)
     sets = args.sets.split(",")
     wanted = {n for n in args.tasks.split(",") if n}
