@@ -49,7 +49,7 @@ def test_tasks_picks_by_name_and_parallel_keeps_the_suites_order(tmp_path: Path)
 
 
 def test_check_as_verify_makes_openbot_check_the_work_with_the_tasks_check(tmp_path: Path) -> None:
-    make_bot("fixer", SCRIPT, config="verify_attempts = 1")  # no verify of its own
+    make_bot("fixer", SCRIPT, config="verify_attempts = 1\nverify = []")  # no check, not even the default
     suite = tmp_path / "suite.toml"
     suite.write_text(
         'bot = "fixer"\n[defaults]\nmax_iterations = 1\n\n' + recipe("good", FIX) + recipe("bad", WRONG)

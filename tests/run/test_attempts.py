@@ -113,7 +113,7 @@ def test_each_attempt_on_a_chat_completions_server_after_the_first_sends_its_own
     done = '```json\n{"name": "session_complete", "arguments": {"summary": "done", "action": "review"}}\n```'
     model = "qwen2.5-coder-1.5b"
     with FakeOpenAI([fake_reply(work), fake_reply(done)] * 2, models={model: {}}) as api:
-        config = f'model = "llamacpp:{model}"\nbase_url = "{api.base_url}"\nseed = 7\n'
+        config = f'model = "llamacpp:{model}"\nbase_url = "{api.base_url}"\nseed = 7\nwork_mode = "tools"\n'
         bot_dir = paths.bot_home("seeded")
         bot_dir.mkdir(parents=True)
         (bot_dir / "config.md").write_text(
