@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -263,7 +264,7 @@ class EventLog:
     """Appends persisted events to one events.jsonl; `redact` runs on the serialized line."""
 
     def __init__(self, path: Path, redact: Callable[[str], str] = lambda s: s) -> None:
-        self.path, self.redact = path, redact
+        self.path, self.redact, self._lock = path, redact, threading.Lock()  # the proxy's threads emit too
         path.parent.mkdir(parents=True, exist_ok=True)
         self.seq = truncate_torn_tail(path)
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -271,9 +272,10 @@ class EventLog:
     def emit(self, event: Event) -> None:
         if not event.persist:
             return
-        self.seq += 1
-        line = json.dumps(to_record(event, self.seq), ensure_ascii=False)
-        os.write(self._fd, (self.redact(line) + "\n").encode())
+        with self._lock:
+            self.seq += 1
+            line = json.dumps(to_record(event, self.seq), ensure_ascii=False)
+            os.write(self._fd, (self.redact(line) + "\n").encode())
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -282,8 +284,7 @@ class EventLog:
 
 
 def read_events(path: Path) -> Iterator[dict[str, object]]:
-    """Yield every intact record (a JSON object); torn, undecodable or non-object lines are skipped, and so
-    are lines with NaN/Infinity, which openbot never writes (`bytes.fromhex` refuses them: ValueError)."""
+    """Every intact record (a JSON object); torn, undecodable, non-object and NaN lines are skipped."""
     try:
         f = open(path, "rb")
     except FileNotFoundError:

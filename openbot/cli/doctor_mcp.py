@@ -61,7 +61,7 @@ def _start_all(ref: BotRef, config: object) -> Iterator[Check]:
                 worktree_admin_dir=None,
                 tmp_dir=work / "tmp",
                 skills_dir=None,
-                network=config.network,
+                network=config.network is True,
                 fallback=config.sandbox_fallback,
             )
         except OpenbotError as e:

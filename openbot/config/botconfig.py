@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from openbot import paths
+from openbot.config import netconfig
 from openbot.config.frontmatter import parse_toml, refuse_yaml_frontmatter, split_frontmatter, toml_value
 
 # The key table lives in config/keys.py; these names stay importable from here.
@@ -193,6 +194,7 @@ def validate(values: dict[str, Any], source: str) -> BotConfig:
     _check_shipped_skills(values.get("shipped_skills", []), source)
     _check_tools(values.get("tools", []), source)
     check_verify_commands(values.get("verify", []), source)
+    netconfig.check(values, source)
     config = BotConfig(**{**model_defaults(values), **values})  # every value has its key's type now
     _check_endpoint(config, source)
     _check_sampling(config, set(values), source)
@@ -246,7 +248,7 @@ def _check_integrations(values: dict[str, object], source: str) -> None:
     from openbot.config.notify import parse_targets
 
     key_var = str(values.get("api_key_env", ""))
-    parse_servers(values.get("mcp_servers", {}), source, bool(values.get("network", False)), key_var)
+    parse_servers(values.get("mcp_servers", {}), source, values.get("network", False) is True, key_var)
     parse_targets(values.get("notify", []), source, key_var)
 
 
@@ -277,6 +279,7 @@ def load_bot_file(path: Path, root: Path | None = None) -> BotFile:
 def resolve(file_values: dict[str, object], flags: dict[str, object], source: str) -> BotConfig:
     """Defaults < config.md < CLI flags (flags that are None were not given)."""
     given = {k: v for k, v in flags.items() if v is not None}
+    file_values = {**netconfig.home_defaults(), **file_values}  # the user's lists, where the bot sets none
     # `--seed` suits the config's model when that is a Chat Completions server's (attempts 2.. send one)
     model = {"model": file_values["model"]} if "seed" in given and "model" in file_values else {}
     validate({**model, **given}, "command line")

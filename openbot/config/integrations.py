@@ -13,7 +13,7 @@ from openbot.config.notify import NotifyTarget, parse_targets
 
 
 def mcp_servers(config: BotConfig, source: str = "config") -> list[McpServerSpec]:
-    return parse_servers(config.mcp_servers, source, config.network, config.api_key_env)
+    return parse_servers(config.mcp_servers, source, config.network is True, config.api_key_env)
 
 
 def notify_targets(config: BotConfig, source: str = "config") -> list[NotifyTarget]:

@@ -71,7 +71,11 @@ class BotConfig:
         "When the kernel cannot enforce the sandbox: refuse, or run unconfined loudly.",
         ("error", "warn"),
     )
-    network: bool = _f(False, "Allow the agent's commands TCP access in the confined sandbox modes.")
+    network: bool | list[str] = _f(
+        False,
+        "The agent's commands' network in the confined modes: false, true, or a list of hosts and presets"
+        ' (["pypi", "github.com"]) reached through openbot\'s proxy only (docs/SANDBOX.md).',
+    )
     skip_git_check: bool = _f(False, "Run outside a git repository (no worktree, no branch).")
     env_passthrough: list[str] = _f([], "Extra env names (or PREFIX_* patterns) passed to commands.")
     max_turn_steps: int = _f(
@@ -177,9 +181,15 @@ class BotConfig:
         "Commands run in the bot's checkout before its first session (every run and resume), confined like"
         " the agent's; a `.venv` they make comes first on the agent's PATH.",
     )
-    setup_network: bool = _f(
+    setup_network: bool | list[str] = _f(
         False,
-        "Network for the setup of a new run (not a resume or --no-worktree; the agent follows `network`).",
+        "Network for the setup of a new run (not a resume or --no-worktree; the agent follows `network`):"
+        " false, true, or a list of hosts and presets.",
+    )
+    verify_network: list[str] | bool | None = _f(
+        None,
+        "Hosts the check's setup (verification re-runs setup on the agent's work) may reach: a list, or"
+        " false; unset = setup_network's list, if it is one.",
     )
     # Verification (openbot/run/verify.py, docs/VERIFY.md): openbot checks the committed work itself.
     verify: list[str] = _f(

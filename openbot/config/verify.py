@@ -195,7 +195,11 @@ def _read(path: Path) -> str:
 
 def setup_caveat(config: BotConfig, commands: tuple[str, ...]) -> str:
     """What a bot whose setup downloads should know: the check's setup runs the agent's work, offline."""
-    if not commands or not config.setup or not config.setup_network or config.network:
+    from openbot.config.netconfig import check_list
+
+    if not commands or not config.setup or not config.setup_network or config.network is True:
+        return ""
+    if check_list(config.setup_network, config.verify_network, config.network) is not None:
         return ""
     return (
         "the verify commands' setup runs in a checkout of the bot's work, so without setup_network and "

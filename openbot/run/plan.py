@@ -295,6 +295,6 @@ def _check_sandbox(config: BotConfig, cwd: Path) -> None:
         worktree_admin_dir=None,
         tmp_dir=Path(tempfile.gettempdir()),
         skills_dir=None,
-        network=config.network,
+        network=config.network is True,
         fallback=config.sandbox_fallback,
     )

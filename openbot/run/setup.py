@@ -8,7 +8,8 @@ commands and logged like them (command events, full output under outputs/).
   runs left, a `--with-changes` checkout the uncommitted changes it carried (perhaps an earlier
   `--no-worktree` agent's), so there the setup runs with the agent's own network rule and no shared cache
   (docs/SANDBOX.md, "Steps openbot runs itself").
-- Network: only when the config says so (`setup_network`, or the bot's own `network`).
+- Network: only when the config says so (`setup_network`, or the bot's own `network`); a list of hosts is
+  served by a proxy of its own for the setup's duration (sandbox/proxy.py).
 - A cache that survives runs, per repository: `…/workspaces/<project>/cache/` is writable to a trusted
   setup only, and pip, uv, npm and pre-commit are pointed at it, so a nightly setup downloads once. The
   agent's own commands never get it writable, and no other repository's runs see it. A damaged entry
@@ -98,6 +99,19 @@ class _Watch:
 
 
 def run_setup(
+    commands: list[str], ctx: ToolContext, cache_dir: Path, network: bool | list[str], untrusted: str
+) -> dict[str, str]:
+    """`_run_setup` with `network`, when a list, served by a proxy for the setup's duration (a trusted
+    setup's only: an untrusted one keeps the policy it was given, the agent's or the check's)."""
+    from openbot.config.netconfig import proxied
+
+    if untrusted or not isinstance(network, list):
+        return _run_setup(commands, ctx, cache_dir, network is True, untrusted)
+    with proxied(network, "setup_network", ctx.sandbox, ctx.sink) as policy:
+        return _run_setup(commands, dataclasses.replace(ctx, sandbox=policy), cache_dir, False, untrusted)
+
+
+def _run_setup(
     commands: list[str], ctx: ToolContext, cache_dir: Path, network: bool, untrusted: str
 ) -> dict[str, str]:
     """Run `commands` in order, stopping at the first failure (SetupFailed); returns the environment the

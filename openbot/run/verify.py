@@ -191,6 +191,7 @@ class Verifier:
 
     def _setup(self, vctx: ToolContext) -> tuple[list[dict[str, object]], str]:
         """The setup step again, in the fresh checkout: its products there are openbot's, not the agent's."""
+        from openbot.config.netconfig import check_list, proxied
         from openbot.run.setup import run_setup
 
         if not self.plan.config.setup:
@@ -199,10 +200,15 @@ class Verifier:
         plan = self.plan
         cache = paths.workspace_dir(plan.bot.name, plan.project.slug) / "cache"
         try:
-            # The branch tip is the agent's work: its setup gets no setup network and no cache
-            # (run/setup.py, docs/SANDBOX.md "Steps openbot runs itself").
-            made = run_setup(plan.config.setup, dataclasses.replace(vctx, sink=sink), cache,
-                             plan.config.setup_network, "the branch is the agent's work")  # fmt: skip
+            # The branch tip is the agent's work: its setup gets no cache and no setup network, only the
+            # hosts `verify_network` (or setup_network's list) names, through a proxy (docs/VERIFY.md).
+            config = plan.config
+            listed = check_list(config.setup_network, config.verify_network, config.network)
+            with proxied(
+                listed, "verify_network", vctx.sandbox, vctx.sink
+            ) as policy:  # events: the session's
+                sctx = dataclasses.replace(vctx, sink=sink, sandbox=policy)
+                made = run_setup(config.setup, sctx, cache, False, "the branch is the agent's work")
         except OpenbotError as e:
             return sink.checks, f"the setup step failed in the clean checkout: {e.message}"
         vctx.env.update(made)

@@ -47,9 +47,7 @@ class Workspace:
         self.env: dict[str, str] = {}
         self.server_env: dict[str, str] = {}  # for MCP servers: the user's, nothing pointing into the tree
         self.sandbox: SandboxPolicy | None = None
-        self.servers: frozenset[tuple[int, int | None]] = (
-            frozenset()
-        )  # the MCP servers' processes once started
+        self.servers: frozenset[tuple[int, int | None]] = frozenset()  # the MCP servers' processes, started
         self.unsaid: OSError | None = None  # why a notice could not be written
 
     @property
@@ -132,6 +130,7 @@ class Workspace:
         return where
 
     def _confine(self) -> None:
+        from openbot.config.netconfig import listed
         from openbot.envpolicy import child_env
         from openbot.sandbox import policy_for_run
 
@@ -145,9 +144,10 @@ class Workspace:
             worktree_admin_dir=self.wt.git_dir if self.wt else None,
             tmp_dir=self.tmp_dir,
             skills_dir=self.skills_dir,
-            network=config.network,
+            network=config.network is True,
             fallback=config.sandbox_fallback,
         )
+        self.sandbox = listed(config.network, "network", self.sandbox, self.notices)  # a proxy for the run
         if self.sandbox.unconfined_warning:
             self.notices.emit(
                 Notice(kind="run_warning", message=f"WARNING: {self.sandbox.unconfined_warning}")

@@ -61,6 +61,7 @@ class SandboxPolicy:
     # What openbot runs from (grants.interpreter_paths): never writable, bound read-only over any grant.
     protected: tuple[Path, ...] = ()
     shielded: tuple[Path, ...] = ()  # those of them the mode would have granted (a checkout's `.venv/`)
+    proxy: str = ""  # the Unix socket of the proxy to listed hosts (proxy.py), when the network is a list
 
     @property
     def confined(self) -> bool:
@@ -112,6 +113,7 @@ class SandboxPolicy:
                 *writable,
                 *(["--allow-tcp"] if allow_tcp else []),
                 *(["--under-init"] if self.bwrap else []),  # launch.py: bwrap's init arms late
+                *([f"--proxy={self.proxy}"] if self.proxy else []),
                 *launcher_options,
                 "--",
                 *command,
@@ -148,7 +150,32 @@ class SandboxPolicy:
                 "GIT_CONFIG_KEY_1": "maintenance.auto",
                 "GIT_CONFIG_VALUE_1": "false",
             }
+        if self.proxy:
+            from openbot.sandbox.forward import PORT
+
+            # No NO_PROXY: even `localhost` goes through the proxy, which decides (the relay is all
+            # there is on the sandbox's loopback).
+            url = f"http://127.0.0.1:{PORT}"
+            for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+                env[name] = url
+            env |= {"no_proxy": "", "NO_PROXY": "", "PIP_PROXY": url, "npm_config_proxy": url}
+            env["npm_config_https_proxy"] = url
         return env
+
+    def through(self, proxy: Path) -> SandboxPolicy:
+        """This policy with its network a list of hosts: no network of its own, only `proxy` (a Unix
+        socket of proxy.py), reached through the relay launch.py starts (both walls needed)."""
+        from dataclasses import replace
+
+        if not self.confined:
+            return self  # unconfined: the user's choice, the machine's network
+        if not (self.bwrap and self.landlock and self.landlock_tcp):
+            raise SandboxError(
+                "a network list needs both walls (bubblewrap and Landlock with TCP rules), which this"
+                " machine lacks",
+                hint="use network = false (or true), or see `openbot doctor`",
+            )
+        return replace(self, network=False, proxy=str(proxy), readable=(*self.readable, proxy.parent))
 
 
 def policy_for_run(

@@ -21,6 +21,7 @@ _SYS_RESTRICT_SELF = 446
 _PR_SET_NO_NEW_PRIVS = 38
 _CREATE_RULESET_VERSION = 1 << 0
 _RULE_PATH_BENEATH = 1
+_RULE_NET_PORT = 2
 
 # Filesystem access rights, with the ABI that introduced each.
 EXECUTE = 1 << 0
@@ -77,6 +78,10 @@ class _RulesetAttr(ctypes.Structure):
         ("handled_access_net", ctypes.c_uint64),
         ("scoped", ctypes.c_uint64),
     ]
+
+
+class _NetPortAttr(ctypes.Structure):
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
 
 
 class _PathBeneathAttr(ctypes.Structure):
@@ -148,8 +153,9 @@ def _add_path_rule(ruleset_fd: int, path: str, access: int, missing_ok: bool) ->
         os.close(fd)
 
 
-def restrict_self(writable: list[str], *, allow_tcp: bool) -> int:
-    """Confine this process (and everything it execs) for good; returns the ABI used. Raises LandlockError."""
+def restrict_self(writable: list[str], *, allow_tcp: bool, connect_ports: tuple[int, ...] = ()) -> int:
+    """Confine this process (and everything it execs) for good; returns the ABI used. Raises LandlockError.
+    Without `allow_tcp`, TCP may connect to `connect_ports` only (the proxy relay's, forward.py)."""
     abi, why = abi_version()
     if abi < 1:
         raise LandlockError(f"Landlock is not available: {why}")
@@ -175,6 +181,10 @@ def restrict_self(writable: list[str], *, allow_tcp: bool) -> int:
             _add_path_rule(ruleset_fd, path, (READ | WRITE_FILE | TRUNCATE) & fs, missing_ok=True)
         for path in [*SCRATCH, *writable]:
             _add_path_rule(ruleset_fd, path, (READ | WRITE) & fs, missing_ok=True)
+        for port in connect_ports if not allow_tcp else ():
+            rule = _NetPortAttr(allowed_access=NET_CONNECT_TCP, port=port)
+            _syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset_fd), ctypes.c_int(_RULE_NET_PORT),
+                     ctypes.byref(rule), ctypes.c_uint32(0))  # fmt: skip
         # Required to restrict without CAP_SYS_ADMIN; it also stops setuid binaries from gaining rights.
         _set_no_new_privs()
         _syscall(_SYS_RESTRICT_SELF, ctypes.c_int(ruleset_fd), ctypes.c_uint32(0))

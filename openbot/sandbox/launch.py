@@ -32,6 +32,17 @@ from types import ModuleType
 SETUP_FAILED = 125
 
 
+def _load(name: str) -> ModuleType:
+    """A module of this directory loaded as `_load_landlock` does (forward.py, the proxy relay)."""
+    if __package__:
+        import importlib
+
+        return importlib.import_module(f"openbot.sandbox.{name}")
+    if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
+        sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    return __import__(name)
+
+
 def _load_landlock() -> ModuleType:
     """landlock.py from this directory, without importing the openbot package (and its dependencies).
 
@@ -51,7 +62,8 @@ def main(args: list[str]) -> int:
     options, argv = args[:split], args[split + 1 :]
     writable = [o.removeprefix("--write=") for o in options if o.startswith("--write=")]
     command_fd = [o.removeprefix("--command-fd=") for o in options if o.startswith("--command-fd=")]
-    known = ("--write=", "--command-fd=")
+    proxy = [o.removeprefix("--proxy=") for o in options if o.startswith("--proxy=")]
+    known = ("--write=", "--command-fd=", "--proxy=")
     flags = ("--allow-tcp", "--under-init")
     unknown = [o for o in options if o not in flags and not o.startswith(known)]
     if unknown or bool(argv) == bool(command_fd) or len(command_fd) > 1:
@@ -59,12 +71,17 @@ def main(args: list[str]) -> int:
         print(USAGE, file=sys.stderr)
         return SETUP_FAILED
     landlock = _load_landlock()
+    forward = _load("forward") if proxy else None
     try:
+        listener = forward.listen() if forward else None  # bound before Landlock denies every bind
         landlock.drop_capabilities()
-        landlock.restrict_self(writable, allow_tcp="--allow-tcp" in options)
-    except landlock.LandlockError as e:
+        ports = (forward.PORT,) if forward else ()
+        landlock.restrict_self(writable, allow_tcp="--allow-tcp" in options, connect_ports=ports)
+    except (landlock.LandlockError, OSError) as e:
         print(f"openbot sandbox: {e}; the command was not run", file=sys.stderr)
         return SETUP_FAILED
+    if forward and listener:
+        _start_relay(forward, listener, proxy[0])
     if "--under-init" in options:
         _wait_for_init()
     env = None
@@ -80,7 +97,8 @@ def main(args: list[str]) -> int:
 
 
 USAGE = (
-    "usage: launch.py [--allow-tcp] [--under-init] [--write=PATH]... (-- command [args...] | --command-fd=N)"
+    "usage: launch.py [--allow-tcp] [--under-init] [--proxy=SOCKET] [--write=PATH]..."
+    " (-- command [args...] | --command-fd=N)"
 )
 INIT_WAIT_SECS = 30.0  # not expected to be reached: then the command runs rather than not at all
 
@@ -115,6 +133,16 @@ def _wait_for_init() -> None:
         except ProcessLookupError:
             return
         time.sleep(0.0005)
+
+
+def _start_relay(forward: ModuleType, listener: object, target: str) -> None:
+    """forward.py's relay in a child; this process goes on to exec the command without the listener."""
+    if os.fork() == 0:
+        try:
+            forward.serve(listener, target)
+        finally:
+            os._exit(0)
+    listener.close()  # type: ignore[attr-defined]
 
 
 def _output_unread() -> bool:
