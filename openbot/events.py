@@ -1,6 +1,5 @@
 """Events are data: one frozen dataclass per event type, one serializer, one writer, one reader:
-`events.jsonl` (docs/EVENTS.md): `type`, `ts`, `seq`; redacted, one `os.write` a record; a torn tail is read.
-"""
+`events.jsonl` (docs/EVENTS.md): `type`, `ts`, `seq`; redacted, one `os.write` each; a torn tail is read."""
 
 from __future__ import annotations
 
