@@ -235,8 +235,9 @@ class Session:
             try:
                 return turn.run()
             except Completed as done:
-                unchanged = self.parts.unchanged
-                told = (unchanged and unchanged.question(done.completion, self.sink)) or self._verify(done)
+                told = self._verify(done)  # what failed says what to change; the question: work it passed
+                if told is None and self.parts.unchanged:
+                    told = self.parts.unchanged.question(done.completion, self.sink)
                 if told is None:
                     raise
                 self.parts.conversation.add_user_text(told)

@@ -4,8 +4,10 @@ A small model stores its answer with `memory set` and calls session_complete wit
 found it. So when the bot calls session_complete (with `merge` or `review`: a `discard` keeps nothing)
 and its run repository holds no commit past the run's base and nothing uncommitted, the first such call
 is not accepted: the bot's next turn is told so, and asked to make the change or to confirm that none
-is needed. Confirmed, the run completes with `nothing_changed: true` in run.json and its `--json`
-summary, and every place it ends says "completed: nothing changed in the repository".
+is needed. Where the bot has `verify` commands, they check the completion first: one they refuse is
+answered with what failed (the change to make), and only one they pass is questioned. Confirmed, the run
+completes with `nothing_changed: true` in run.json and its `--json` summary, and every place it ends
+says "completed: nothing changed in the repository".
 """
 
 from __future__ import annotations

@@ -75,3 +75,25 @@ def test_discard_is_not_questioned_and_a_scripted_model_is_not_by_default(repo: 
     assert plain.returncode == 0, plain.stderr  # one reply: not asked again
     assert json.loads(plain.stdout)["nothing_changed"] is True
     assert "completed: nothing changed in the repository" in plain.stderr
+
+
+def test_a_completion_its_verify_commands_refuse_is_told_what_failed_not_questioned(repo: Path) -> None:
+    """Nothing changed and the check fails: what failed says what to change, so the bot is told that,
+    and the nothing-changed question (for work the check passed) is not put on top of it."""
+    script = [
+        reply("", complete("Done (in memory).")),
+        reply("", shell("echo 42 > ANSWER && git add ANSWER && git commit -qm answer")),
+        reply("", complete("Wrote ANSWER.")),
+    ]
+    make_bot("checked", script, config=f'{ASKING}\nverify = ["test -f ANSWER"]')
+    out = run_cli("run", "checked", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert (
+        result["status"] == "completed" and result["verified"] is True and not result.get("nothing_changed")
+    )
+    assert user_texts("checked") == []  # never questioned
+    [session] = sessions("checked")
+    checks = [e for e in events(session) if e["type"] == "verification"]
+    assert [c["passed"] for c in checks] == [False, True]  # the first completion was told what failed
+    assert not [e for e in events(session) if e["type"] == "notice" and e["kind"] == "nothing_changed"]
