@@ -16,7 +16,8 @@ FILLER = ": " + "openbot filler " * 2_700  # a no-op command of ~40,000 characte
 
 
 def script() -> list[Any]:
-    calls = [reply("", [shell(FILLER, n)]) for n in range(9)]
+    # each call its own command: the same call again is answered from its known result, not run (e67bd56)
+    calls = [reply("", [shell(f"{FILLER}{n}", n)]) for n in range(9)]
     return [*calls, reply("", [complete()])]
 
 
@@ -86,7 +87,7 @@ def test_the_apis_count_overrules_an_estimate_that_would_compact_too_early(repo:
     """openbot estimates what was appended since the API last counted, a non-ASCII character as its \\u
     escape (safe, but ~6x this tokenizer's count): past the mark, it asks `count_tokens` before compacting."""
     claude_bot("acc", "max_turn_steps = 50\nmax_repeats = 50")
-    calls = [reply("", [shell(ACCENTS, n)]) for n in range(13)]
+    calls = [reply("", [shell(f"{ACCENTS} # call {n}", n)]) for n in range(13)]  # each run, not a repeat
     with FakeAnthropic([*calls, reply("", [complete()])], respond=summarizer) as api:
         api.models["claude-sonnet-5-5"] = {**api.models["claude-sonnet-5-5"], "max_input_tokens": 25_000}
         api.window = 25_000
