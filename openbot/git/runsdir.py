@@ -6,8 +6,9 @@
     openbot-worktrees/<name>.owner.json   who runs there, on which branch (openbot's; the agent cannot
                                           write here: only <name>/ and <name>.git/ are writable to it)
     openbot-worktrees/<name>.carry/       openbot's private git dir while the branch is brought home
-    openbot-worktrees/.trash-<name>*      what is being deleted (at a run's end by an `rm` of its own,
-                                          not waited for; whatever is left, the next sweep deletes)
+    openbot-worktrees/.trash-<name>*      what is being deleted (moved aside under the lock; at a run's
+                                          end renamed on into OPENBOT_HOME/trash and deleted there by an
+                                          `rm` of its own, not waited for; what is left, the sweep deletes)
 
 Everything openbot decides about a run follows from its name and its owner record, never from files the
 agent can rewrite.
@@ -19,6 +20,7 @@ import json
 import os
 import re
 import secrets
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -195,12 +197,15 @@ def empty_trash(paths: list[Path]) -> None:
 def empty_trash_later(paths: list[Path]) -> None:
     """Hand the trash's directories to an `rm -rf` of their own, not waited for: deleting a checkout is
     most of a run's end and nothing needs to wait on it (the work is home; the trash is openbot's
-    scratch). What it cannot delete (an rm killed) stays `.trash-*`, which the next run's sweep
-    empties. A symlink or a file is removed here, never followed (nor by `chmod -R`: -P)."""
+    scratch). They are first renamed into openbot's own bin (outside_the_repository), so nothing is still
+    being deleted in the user's repository once openbot has exited. What an rm killed leaves is emptied
+    by a later one (the bin's old entries) or, left in the repository, by the next run's sweep
+    (`.trash-*`). A symlink or a file is removed here, never followed (nor by `chmod -R`: -P)."""
     dirs = [p for p in paths if p.is_dir() and not p.is_symlink()]
     empty_trash([p for p in paths if p not in dirs])
     if not dirs:
         return
+    dirs = outside_the_repository(dirs)
     # A directory without write permission (Go's module cache makes them) is opened up, then deleted.
     script = 'rm -rf -- "$@" || { chmod -R u+rwx -- "$@"; rm -rf -- "$@"; }'
     try:  # posix_spawn, not Popen: no object whose collection warns that its child still runs
@@ -208,3 +213,28 @@ def empty_trash_later(paths: list[Path]) -> None:
         gate.spawn_detached(gate.TRASH_RM, argv)
     except OSError:
         empty_trash(dirs)
+
+
+LEFT_OVER_SECS = 3600  # a bin entry renamed in this long ago is what a killed rm left, not one still at work
+
+
+def outside_the_repository(dirs: list[Path]) -> list[Path]:
+    """Each directory renamed into OPENBOT_HOME/trash (a rename: at once, where it is the same file
+    system), with the bin's left-over entries; one that cannot be (another file system) stays where it is.
+    A user who deletes the repository right after `openbot run` exits raced the detached rm there."""
+    from openbot.paths import home, make_private_dir
+
+    try:
+        bin_dir = make_private_dir(home() / "trash")
+        old = [p for p in bin_dir.iterdir() if time.time() - p.lstat().st_ctime > LEFT_OVER_SECS]
+    except OSError:
+        return dirs
+    moved = []
+    for d in dirs:
+        dest = bin_dir / f"{d.name}-{secrets.token_hex(4)}"
+        try:
+            os.rename(d, dest)
+        except OSError:  # EXDEV: another file system; deleted where it is
+            dest = d
+        moved.append(dest)
+    return moved + old

@@ -4,6 +4,7 @@ memory and history in its prompt. The real CLI, real repositories, a scripted bo
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -48,3 +49,24 @@ def test_a_repository_recreated_at_the_same_path_starts_with_its_own_state(tmp_p
     memory = run_cli("memory", "keeper", "show", cwd=path)
     assert memory.returncode == 0 and "use make -j9" not in memory.stdout
     assert len(sessions("keeper")) == 3  # the old project's two sessions are still there, under its own key
+
+
+def test_once_openbot_exits_nothing_is_still_being_deleted_in_the_repository(tmp_path: Path) -> None:
+    """A finished run's repository is deleted by a detached `rm`, not waited for: it works on a copy moved
+    out of the user's repository (into OPENBOT_HOME/trash), so the user may delete or recreate the
+    repository the moment `openbot run` exits. Here `rm` does nothing at all (a shim that logs its
+    arguments): whatever it was handed must already be outside the repository."""
+    path = make_repo(tmp_path / "app", {"README.md": "# the app\n"})
+    make_bot("keeper", [reply("", complete())])
+    shim, log = tmp_path / "bin" / "rm", tmp_path / "rm.log"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\n')
+    shim.chmod(0o755)
+    out = run_cli("run", "keeper", cwd=path, env={"PATH": f"{shim.parent}:{os.environ['PATH']}"})
+    assert out.returncode == 0, out.stderr
+    runs = path / ".git" / "openbot-worktrees"
+    assert not [p.name for p in runs.iterdir() if p.name != ".lock"]  # no run repository, no .trash-*
+    handed = log.read_text().split()
+    trash = paths.home() / "trash"
+    assert handed and all(Path(p).parent == trash for p in handed if p.startswith("/")), handed
+    assert all(Path(p).exists() for p in handed if p.startswith("/"))  # the shim deleted nothing

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from openbot import paths
 from tests.helpers import (
     complete,
     events,
@@ -45,14 +46,16 @@ def test_the_run_repository_is_deleted_by_a_process_of_its_own(
 
     assert out.returncode == 0, out.stderr
     runs = repo / ".git" / "openbot-worktrees"
-    assert sorted(p.name for p in runs.iterdir() if not p.name.startswith(".")) == []  # moved aside
+    # moved aside, and out of the user's repository: nothing is being deleted there once openbot exited
+    assert sorted(p.name for p in runs.iterdir() if p.name != ".lock") == []
     branch = git(repo, "branch", "--list", "openbot/tidy-*", "--format=%(refname:short)")
     assert git(repo, "show", f"{branch}:note.txt") == "hi"  # the work is home
-    wait_for(lambda: log.exists() and not list(runs.glob(".trash-*")))
+    trash = paths.home() / "trash"
+    wait_for(lambda: log.exists() and not list(trash.iterdir()))
     [line] = log.read_text().splitlines()  # one rm, for the run's own trash only
     args = line.split()
     assert args[:2] == ["-rf", "--"] and len(args) >= 4
-    assert all(Path(a).parent == runs and Path(a).name.startswith(".trash-tidy-") for a in args[2:])
+    assert all(Path(a).parent == trash and Path(a).name.startswith(".trash-tidy-") for a in args[2:])
 
 
 @pytest.fixture
