@@ -120,7 +120,10 @@ def test_iteration_limit_exits_3_and_saves_uncommitted_work_as_wip(repo: Path) -
     assert "openbot: WIP" in git(repo, "log", "-1", "--format=%s", result["branch"])
     assert [metadata(s)["status"] for s in sessions("looper")] == ["completed", "completed"]
     # Bug fixed: the WIP commit was printed and never logged; the run's own events.jsonl keeps it.
-    [wip] = [e for e in run_events("looper", result["run_id"]) if e["type"] == "notice"]
+    # (a run_note saying the work mode comes first since 57fbfc0: the WIP commit is the one wip_commit notice)
+    [wip] = [
+        e for e in run_events("looper", result["run_id"]) if e["type"] == "notice" and e["kind"] != "run_note"
+    ]
     assert wip["kind"] == "wip_commit" and wip["data"]["sha"] == result["wip_commits"][0]
     assert "saved as WIP commit" in out.stderr
 
