@@ -43,7 +43,7 @@ def add(a, b):
 To run a command, write it in a ```sh block. When the task is done, reply DONE."""
 NOTHING_YET = "[openbot] You said DONE, but no file has changed yet. "
 LOST = "are gone"
-AGAIN = "Send that file again: its whole new content, the old lines that should stay and yours."
+AGAIN = "Send that file again, whole: the old lines that should stay and yours."
 ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
 
 
@@ -118,7 +118,8 @@ class EditMode:
             how = "whole file" if edit.search is None else "search/replace"
             notes.append(f"{path}{moved}: written ({how}){_lost(before, new) if edit.search is None else ''}")
             if LOST in notes[-1]:
-                notes.append(f"Before your edit {path} was:\n```\n{(before or '').rstrip()}\n```")
+                both = f"{(before or '').rstrip()}\n{new.rstrip()}"  # what an addition would have made
+                notes.append(f"If you meant to add to it, send it whole, as:\n{path}\n```\n{both}\n```")
         return notes, changed
 
     def _commit(self, changed: list[str], text: str, ctx: ToolContext, step: int) -> str:

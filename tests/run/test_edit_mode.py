@@ -174,6 +174,7 @@ def test_a_whole_file_that_drops_most_of_the_old_one_is_said_before_done_is_take
     assert show(repo, ".gitignore") == "__pycache__/\n*.pyc\nbuild/"
     told = [t for t in conversation_texts("e") if "2 of its 2 lines are gone" in t]
     assert len(told) == 1 and "`__pycache__/`, `*.pyc`" in told[0] and "Send that file again" in told[0]
+    assert "send it whole, as:\n.gitignore\n```\n__pycache__/\n*.pyc\nbuild/\n```" in told[0]
 
 
 def test_a_new_file_the_task_names_is_listed_and_a_slip_in_its_name_lands_on_it(tmp_path: Path) -> None:
@@ -186,3 +187,15 @@ def test_a_new_file_the_task_names_is_listed_and_a_slip_in_its_name_lands_on_it(
     assert out.returncode == 0, out.stderr
     assert show(repo, "AUTHORS") == "Ada Lovelace"
     assert any("Not in the repository yet (the task names it): AUTHORS" in t for t in conversation_texts("e"))
+
+
+def test_a_reply_with_no_edit_is_told_the_format_once_and_a_second_ends_the_session(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    make_bot("e", [text("I will look into it."), text("Let me think about it.")], EDITS)
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 3, out.stderr  # max_iterations reached, never a silent exit 0
+    [session] = sessions("e")
+    ended = [e for e in events(session) if e["type"] == "session_ended"][-1]
+    assert ended["status"] == "limit" and "two replies in a row held no edit" in ended["reason"]
+    told = [t for t in conversation_texts("e") if "held no edit and no command" in t]
+    assert len(told) == 1 and "calc.py\n```python\ndef add(a, b):" in told[0]
