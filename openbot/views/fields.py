@@ -107,3 +107,12 @@ def status_text(r: Mapping[str, object]) -> str:
     status = str(r.get("status") or "")
     unchanged = status == "completed" and r.get("nothing_changed") is True
     return f"{status}: nothing changed in the repository" if unchanged else status
+
+
+def network_text(r: Mapping[str, object]) -> str:
+    """A connection through a listed network's proxy (`network`): where, and what became of it."""
+    where, key = f"{text(r, 'host')}:{integer(r, 'port')}", text(r, "key")
+    if flag(r, "allowed"):
+        sent, received = integer(r, "bytes_sent") or 0, integer(r, "bytes_received") or 0
+        return f"network: {where} ({sent} bytes sent, {received} received; `{key}`)"
+    return f"network: {where} refused: {text(r, 'reason')} (`{key}` lists what may be reached)"

@@ -162,7 +162,8 @@ def _happened(e: Happened) -> tuple[str, str]:
     if e.kind == "error":
         return "error", _text(f"error ({e.label})" if e.label else "error", e.text)
     details = _pre(_json(e.data), "details") if e.data else ""
-    failed = e.kind == "verification" and e.label == "failed"  # openbot's check of the work said no
+    # openbot's check of the work said no, or the proxy refused a connection
+    failed = (e.kind, e.label) in (("verification", "failed"), ("network", "refused"))
     return "error" if failed else "notice", _text(f"{e.kind}: {e.label}", e.text) + details
 
 

@@ -19,7 +19,7 @@ from openbot.views.escapes import visible
 from openbot.views.fields import Damaged as _Damaged
 from openbot.views.fields import flag as _b
 from openbot.views.fields import integer as _i
-from openbot.views.fields import json_text
+from openbot.views.fields import json_text, network_text
 from openbot.views.fields import mapping as _map
 from openbot.views.fields import number as _n
 from openbot.views.fields import text as _s
@@ -259,6 +259,10 @@ def _parse(r: Mapping[str, object], kind: str) -> Entry:
             return Happened("retry", _s(r, "cause"), f"re-sent {when} (retry {_i(r, 'attempt')})")
         case "verification":
             return _verification(r)
+        case "network":  # docs/SANDBOX.md, "Network by name"
+            return Happened(
+                "network", "allowed" if _b(r, "allowed") else "refused", network_text(r), _fields(r)
+            )
         case "token_count":
             return _spent(r)
         case "session_started" | "session_ended" | "turn_started" | "turn_completed" | "turn_aborted":

@@ -209,6 +209,15 @@ def test_a_setup_the_agent_edited_cannot_widen_the_list(
     assert [(e["host"], e["port"], e["key"]) for e in refused] == [
         ("localhost", other_port, "verify_network")
     ]
+    # Shown where the user looks: the live view, the session's history, its HTML page.
+    line = f"network: localhost:{other_port} refused: localhost:{other_port} is not in the list"
+    assert f"✗ {line} (`verify_network` lists what may be reached)" in out.stderr, out.stderr
+    history = run_cli("history", "widener", "--session", "1", cwd=repo)
+    assert f"[network] {line}" in history.stdout, history.stdout
+    page = run_cli("history", "widener", "--session", "1", "--export", "html", cwd=repo)
+    assert page.returncode == 0, page.stderr
+    html = next(paths.bot_home("widener").rglob("transcript.html")).read_text()
+    assert f"localhost:{other_port} refused" in html
 
 
 @pytest.mark.slow
