@@ -100,7 +100,8 @@ def _verification(v: dict[str, object]) -> str:
     """`passed at <sha> (attempt 2 of 3)` or `failed at <sha> (attempt 1 of 3): <reason>`."""
     verdict = "passed" if v.get("passed") is True else "failed"
     text = f"{verdict} at {str(v.get('sha') or '?')[:12]} (attempt {v.get('attempt')} of {v.get('attempts')})"
-    return text + (f": {v['reason']}" if v.get("reason") else "")
+    text += f": {v['reason']}" if v.get("reason") else ""
+    return text + "".join(f"\n  {line}" for line in str(v.get("tail") or "").splitlines())
 
 
 def _field(key: str, value: object) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from openbot.errors import OpenbotError, UsageError, debug_enabled, exit_code_of
 from openbot.views.escapes import visible
-from openbot.views.fields import money, status_text, verified_text
+from openbot.views.fields import failed_output, money, status_text, verified_text
 
 if TYPE_CHECKING:
     from openbot.run.plan import RunPlan, RunRequest
@@ -267,6 +267,7 @@ def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
     verified = verified_text(result.to_json())
     if verified:
         lines.append(f"  {verified}")
+        lines += [f"    | {line}" for line in failed_output(result.to_json())]  # why it failed
     if r.action:
         lines.append(f"  action: {r.action}" + (f" — {r.action_message}" if r.action_message else ""))
     if result.resume_command:

@@ -32,7 +32,7 @@ from openbot.events import EventSink, Notice
 from openbot.git.runsdir import empty_trash_later
 from openbot.run.plan import RunPlan
 from openbot.run.record import Recorder
-from openbot.run.verify_outcome import NOTHING_CHECKED, Collect, Outcome, Verification, feedback
+from openbot.run.verify_outcome import NOTHING_CHECKED, Collect, Outcome, Verification, feedback, shown_tail
 from openbot.run.workspace import Workspace
 from openbot.stops import Completion, Unverified
 
@@ -291,6 +291,7 @@ class Verifier:
             uncommitted=list(outcome.uncommitted),
             stopped_processes=outcome.stopped,
             note=note,
+            tail="" if outcome.passed else shown_tail(outcome, self.plan.redactor.redact),
         )
         sink.emit(event)
         summary = {k: v for k, v in dataclasses.asdict(event).items() if k != "checks"}

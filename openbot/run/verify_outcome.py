@@ -3,6 +3,7 @@ when it failed (`feedback`): the next turn's message, with the tail of what fail
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,6 +31,7 @@ class Verification(Event):
     uncommitted: list[str] = field(default_factory=list)  # `git status --porcelain` lines: not verified
     stopped_processes: int = 0  # the agent's processes stopped before it ran
     note: str = ""  # where the result was recorded on the branch (refs/notes/openbot)
+    tail: str = ""  # the last lines of the first failed check's output, redacted: what the user is shown
 
 
 NOTHING_CHECKED = "not verified: nothing checked the work"  # views/fields.py says it where a run ends
@@ -56,6 +58,19 @@ class Outcome:
         if self.error:
             return self.error
         return "; ".join(f"`{c['command']}` {how(c)}" for c in self.failed)
+
+
+SHOWN_LINES, SHOWN_CHARS = 8, 1200  # of the first failed check's output, where the user is told it failed
+
+
+def shown_tail(outcome: Outcome, redact: Callable[[str], str]) -> str:
+    """The end of the first failed check's output, redacted, for the user: the terminal, `history`, the
+    HTML page and the notification say why the check failed, not only that it exited non-zero."""
+    for check in outcome.failed:
+        lines = [line for line in str(check["output"] or "").splitlines() if line.strip()]
+        if lines:
+            return redact("\n".join(lines[-SHOWN_LINES:])[-SHOWN_CHARS:])
+    return ""
 
 
 def how(check: dict[str, Any]) -> str:

@@ -95,6 +95,16 @@ def verified_text(r: Mapping[str, object]) -> str:
     return f"not verified: nothing checked the work{loose}" if unchecked else ""
 
 
+def failed_output(r: Mapping[str, object]) -> list[str]:
+    """The end of the failed check's output (run/verify_outcome.py `shown_tail`), from a run's summary:
+    each line made inert, to show under `verified_text`; [] when the check passed or said nothing."""
+    verification = r.get("verification")
+    tail = verification.get("tail") if isinstance(verification, Mapping) else None
+    if r.get("verified") is not False or not isinstance(tail, str):
+        return []
+    return [visible(line) for line in tail.splitlines()]
+
+
 def verification_status(r: Mapping[str, object]) -> str:
     """`passed`, `failed` or `none` (nothing checked the work), from `verified`."""
     verified = r.get("verified")

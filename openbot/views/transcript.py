@@ -223,6 +223,7 @@ def _verification(r: Mapping[str, object]) -> Happened:
         text = f"verified at {sha}: every check passed ({attempt})"
     else:
         text = f"not verified at {sha} ({attempt}): {_s(r, 'reason')}"
+        text += "".join(f"\n    {line}" for line in _s(r, "tail").splitlines())  # why: the output's end
     return Happened("verification", "passed" if passed else "failed", text, _fields(r))
 
 

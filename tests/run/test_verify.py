@@ -236,3 +236,36 @@ def test_merge_unverified_merges_work_that_failed_its_check_and_says_so(tmp_path
     assert result["status"] == "unverified" and result["merge_unverified"] is True
     assert result["action"] == "merge" and (repo / "NOTES.md").read_text() == "n\n"
     assert "NOT verified" in out.stderr and "merge_unverified = true: merge applies without it" in out.stderr
+
+
+def test_a_failed_check_says_why_with_its_outputs_tail_redacted_and_inert(tmp_path: Path) -> None:
+    """The terminal, `history --session`, the HTML page and the notification show the end of the failed
+    check's output (not only "exited with 1"); a key in it is redacted, a terminal escape spelled out."""
+    check = (
+        "print('sk-ant-' + 'A' * 24)\n"
+        "print('\\x1b]52;c;cHduZWQ=\\x07 boom')\n"
+        "raise SystemExit('No module named frobnicate')\n"
+    )
+    files = {"test_calc.py": check}
+    repo = make_repo(tmp_path / "repo", files)
+    hook = tmp_path / "notified.json"
+    notify = f'[[notify]]\ncommand = ["sh", "-c", "cat > {hook}"]\non = ["unverified"]\n'
+    make_bot(
+        "why",
+        [reply("", complete("done", "merge"))],
+        VERIFY + "verify_attempts = 1\nsleep_secs = 0\n" + notify,
+    )
+    out = run_cli("run", "why", cwd=repo)
+    assert out.returncode == 5, out.stderr
+    end = out.stderr[out.stderr.index("openbot: run ") :]
+    assert "No module named frobnicate" in end  # under the end line's "NOT verified"
+    history = run_cli("history", "why", "--session", "1", cwd=repo)
+    assert history.stdout.count("No module named frobnicate") >= 2, history.stdout  # metadata and event
+    page = run_cli("history", "why", "--export", "html", "-o", str(tmp_path / "t.html"), cwd=repo)
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "t.html").read_text()
+    assert '<div class="text">not verified at' in html and "    No module named frobnicate" in html
+    body = json.loads(hook.read_text())
+    assert "No module named frobnicate" in body["text"]
+    for shown in (out.stderr, history.stdout, html, body["text"]):
+        assert "sk-ant-AAAA" not in shown and "\x1b" not in shown and "\\x1b]52;c;" in shown
