@@ -98,3 +98,32 @@ def without_paths_into(env: Mapping[str, str], tree: Path) -> dict[str, str]:
             if not entries:
                 del kept[name]
     return kept
+
+
+def own_venv_bin() -> Path | None:
+    """The `bin/` of the virtualenv openbot itself runs from (None when it runs from a base Python)."""
+    import sys
+
+    return Path(sys.prefix) / "bin" if sys.prefix != sys.base_prefix else None
+
+
+def without_own_venv(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` with openbot's own virtualenv off PATH: an activated venv of openbot's must not make the
+    bot's and its checks' `python3` openbot's interpreter, with openbot's packages and not the project's
+    (issue 35: a check ran `python3 -m pytest` in openbot's venv and found no pytest)."""
+    own, kept = own_venv_bin(), dict(env)
+    if own is None or "PATH" not in kept:
+        return kept
+    mine = os.path.realpath(own)
+    kept["PATH"] = os.pathsep.join(e for e in kept["PATH"].split(os.pathsep) if os.path.realpath(e) != mine)
+    return kept
+
+
+def bots_python(env: Mapping[str, str]) -> str:
+    """What `python3` the bot's commands get, as said by `bots show` and `doctor`."""
+    import shutil
+
+    found = shutil.which("python3", path=without_own_venv(env).get("PATH", os.defpath))
+    own = own_venv_bin()
+    note = f" (openbot's own virtualenv {own.parent} is left off the bot's PATH)" if own else ""
+    return (found or "none on PATH: the bot's commands cannot run python3") + note

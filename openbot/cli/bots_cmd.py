@@ -7,6 +7,7 @@ bot of the same name. The config parser is imported inside the commands so `open
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,7 @@ def show(
     from openbot.config.model_defaults import model_defaults
     from openbot.config.verify import describe
     from openbot.config.workmode import choose
+    from openbot.envpolicy import bots_python
 
     ref = find_bot(name, repo_root())
     bot_file = ref.load()
@@ -138,6 +140,7 @@ def show(
     typer.echo(visible("\n".join(verify_lines)))
     typer.echo(visible(work.said()))
     typer.echo(f"prompt: {size.said()}")
+    typer.echo(visible(f"python3: {bots_python(os.environ)}"))  # what its commands and checks run
     typer.echo("instructions:")
     typer.echo(visible(bot_file.instructions or "(none)"))
 

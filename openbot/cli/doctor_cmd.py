@@ -57,6 +57,14 @@ def check_api_key() -> Check:
     return Check("WARN", "ANTHROPIC_API_KEY", "not set; Claude models need it (scripted bots do not)")
 
 
+def check_python() -> Check:
+    """What `python3` the bot's commands (and its checks) get: never openbot's own virtualenv."""
+    from openbot.envpolicy import bots_python
+
+    found = bots_python(os.environ)
+    return Check("PASS" if found.startswith("/") else "WARN", "python3 for bots", found)
+
+
 def check_sandbox() -> Check:
     try:
         from openbot.sandbox import kernel_support
@@ -189,6 +197,7 @@ def all_checks() -> list[Check]:
         check_home(),
         check_git(),
         check_api_key(),
+        check_python(),
         check_sandbox(),
         check_bubblewrap(),
         *check_bots(root),

@@ -153,7 +153,7 @@ class Verifier:
 
     def _context(self, ctx: ToolContext, checkout: Path, git_dir: Path, tmp: Path) -> ToolContext:
         """The agent's walls around the fresh checkout, without network, in a clean environment."""
-        from openbot.envpolicy import child_env
+        from openbot.envpolicy import child_env, without_own_venv
         from openbot.git.identity import git_identity_env
         from openbot.processes import run_mark
         from openbot.run.editable import editable_paths
@@ -171,7 +171,7 @@ class Verifier:
             fallback=config.sandbox_fallback,
         )
         env = {
-            **child_env(os.environ, config.env_passthrough),
+            **without_own_venv(child_env(os.environ, config.env_passthrough)),
             **git_identity_env(checkout, self.plan.bot.name),
             **run_mark(checkout),
         }

@@ -131,7 +131,7 @@ class Workspace:
 
     def _confine(self) -> None:
         from openbot.config.netconfig import listed
-        from openbot.envpolicy import child_env
+        from openbot.envpolicy import child_env, without_own_venv
         from openbot.sandbox import policy_for_run
 
         config, repo = self.plan.config, self.plan.repo
@@ -163,7 +163,7 @@ class Workspace:
         from openbot.processes import run_mark
 
         self.env = {
-            **child_env(os.environ, config.env_passthrough),
+            **without_own_venv(child_env(os.environ, config.env_passthrough)),
             **git_identity_env(self.workdir, self.plan.bot.name),
             **run_mark(self.workdir),  # what the sweep goes by: it stops only this run's processes
         }
