@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from openbot.cli.typer_app import app
+from openbot.envpolicy import bots_python
 from openbot.errors import OpenbotError, UsageError
 from openbot.views.escapes import visible, visible_json
 
@@ -100,7 +101,6 @@ def show(
     from openbot.config.model_defaults import model_defaults
     from openbot.config.verify import describe
     from openbot.config.workmode import choose
-    from openbot.envpolicy import bots_python
 
     ref = find_bot(name, repo_root())
     bot_file = ref.load()
@@ -139,8 +139,7 @@ def show(
         typer.echo(visible(f"  {key:<{width}} = {value:<{value_width}}  {origin:<9}  # {docs[key]}"))
     typer.echo(visible("\n".join(verify_lines)))
     typer.echo(visible(work.said()))
-    typer.echo(f"prompt: {size.said()}")
-    typer.echo(visible(f"python3: {bots_python(os.environ)}"))  # what its commands and checks run
+    typer.echo(f"prompt: {size.said()}\n" + visible(f"python3: {bots_python(os.environ)}"))  # its commands'
     typer.echo("instructions:")
     typer.echo(visible(bot_file.instructions or "(none)"))
 

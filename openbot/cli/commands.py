@@ -4,7 +4,20 @@ command a command line names (`openbot run …` builds none of the others: ~10 m
 from __future__ import annotations
 
 # Each top-level command, by the name it has on the command line.
-NAMES = ("bots", "digest", "doctor", "eval", "fleet", "history", "memory", "run", "skills", "trust")
+NAMES = (
+    "bots",
+    "digest",
+    "doctor",
+    "eval",
+    "fleet",
+    "history",
+    "logs",
+    "memory",
+    "ps",
+    "run",
+    "skills",
+    "trust",
+)
 
 
 def register(name: str = "") -> None:
@@ -22,6 +35,8 @@ def register(name: str = "") -> None:
         from openbot.cli import fleet_cmd  # noqa: F401
     if every or name == "history":
         from openbot.cli import history_cmd  # noqa: F401
+    if every or name in ("ps", "logs"):
+        from openbot.cli import runs_cmd  # noqa: F401
     if every or name == "memory":
         from openbot.cli import memory_cmd, memory_cmd_legacy  # noqa: F401
     if every or name == "run":
