@@ -104,6 +104,21 @@ def _discard(repo: RepoInfo, branch: str, tip: str, ahead: bool, base_name: str)
     )
 
 
+def discarded(home: Homecoming, base_commit: str, base_name: str) -> str:
+    """What a branch that was never made held: the commits a discard dropped (restorable: their objects
+    were brought home) and the uncommitted paths it did not save; or that there was nothing new."""
+    if home.tip == base_commit and not home.discarded:
+        return f"no new commits over {base_name}: no branch kept ({home.branch} was not made)"
+    restore = f"restore with `git branch {home.branch} {home.tip}`"
+    said = [f"discarded the run's commits up to {home.tip[:12]}; {restore}"]
+    if home.tip == base_commit:
+        said = [f"discarded: no new commits over {base_name}"]
+    if home.discarded:
+        more = f" and {len(home.discarded) - 10} more" if len(home.discarded) > 10 else ""
+        said.append(f"uncommitted changes not saved: {', '.join(home.discarded[:10])}{more}")
+    return "; ".join(said)
+
+
 def _merge(
     repo: RepoInfo, git: pygit2.Repository, rr: RunRepo, home: Homecoming, base_tip: str, left: str
 ) -> ActionOutcome:

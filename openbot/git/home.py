@@ -29,7 +29,7 @@ from openbot.git.carryover import SETUP_EXCLUDES, wip_filters
 from openbot.git.gitcmd import first_line, open_repo, rmtree, run_git, signature
 from openbot.git.runsdir import RunRepo, record_home_tip
 from openbot.git.subhome import bring_modules_home
-from openbot.git.wip import DEFAULT_LIMITS, WipLimits, commit_wip
+from openbot.git.wip import DEFAULT_LIMITS, WipLimits, commit_wip, uncommitted
 
 
 @dataclass(frozen=True)
@@ -40,14 +40,21 @@ class Homecoming:
     note: str = ""  # one line on what could not be brought home, "" when everything was
     left_out: tuple[str, ...] = ()  # "path (why)" of the uncommitted files the WIP commit did not take
     made: bool = True  # False: the branch would have held nothing new, and was not made (see bring_home)
+    discarded: tuple[str, ...] = ()  # a discard's uncommitted paths, not saved (bring_home's `discard`)
 
 
 def bring_home(
-    rr: RunRepo, wip_message: str, limits: WipLimits = DEFAULT_LIMITS, empty_branch: bool = True
+    rr: RunRepo,
+    wip_message: str,
+    limits: WipLimits = DEFAULT_LIMITS,
+    empty_branch: bool = True,
+    discard: bool = False,
 ) -> Homecoming:
     """Import the run's branch and its uncommitted work into the user's repository (see module doc).
     `empty_branch=False`: a branch that never existed and would hold nothing new (no commit over the base,
-    nothing uncommitted) is not made (`made` False): a run's end would only delete it again."""
+    nothing uncommitted) is not made (`made` False): a run's end would only delete it again.
+    `discard` (the agent's action, a run without submodules): the commits are imported (a discard says how
+    to restore them) but no branch is made and no WIP commit; `discarded` lists what was uncommitted."""
     start = rr.home_tip or rr.base_commit
     notes: list[str] = []
     left_out: dict[str, str] = {}
@@ -70,6 +77,8 @@ def bring_home(
                 tip = start
             else:
                 notes.append(_import_lfs(rr, start, tip))
+        if discard and not rr.modules and not rr.home_tip:
+            return _discarded(rr, tip, notes)
         gitlinks, module_notes = bring_modules_home(rr, start, tip, wip_message)
         notes += module_notes
         wip = _wip(rr, tip, wip_message, gitlinks, limits, left_out) if rr.path.is_dir() else None
@@ -86,14 +95,23 @@ def bring_home(
     return Homecoming(branch, wip or tip, wip, "; ".join(n for n in notes if n), said, made)
 
 
+def _discarded(rr: RunRepo, tip: str, notes: list[str]) -> Homecoming:
+    """A discard's homecoming: the commits imported, what was left uncommitted named, nothing saved."""
+    borrow(rr.carrier, [rr.common_dir / "objects"])
+    dropped = uncommitted(rr.carrier, rr.path, tip, rr.git_dir / "index") if rr.path.is_dir() else []
+    return Homecoming(
+        rr.branch, tip, None, "; ".join(n for n in notes if n), made=False, discarded=tuple(dropped)
+    )
+
+
 def _wip(
     rr: RunRepo, tip: str, message: str, gitlinks: dict[str, str], limits: WipLimits, left_out: dict[str, str]
 ) -> str | None:
     """The WIP commit of what the agent left uncommitted, made in the carrier and fetched home."""
     sig = signature(open_repo(rr.common_dir))
     borrow(rr.carrier, [rr.common_dir / "objects"])  # libgit2 reads only objects git has verified
-    filters = wip_filters(rr.common_dir)
     stat_cache = rr.git_dir / "index"
+    filters = lambda: wip_filters(rr.common_dir)  # noqa: E731 - read only when something changed
     wip = commit_wip(rr.carrier, rr.path, tip, message, sig, stat_cache, filters, gitlinks, limits, left_out)
     if wip is not None:
         fetch(rr.common_dir, rr.carrier, [wip], [rr.common_dir / "objects"])

@@ -129,7 +129,7 @@ def _wip(
     try:
         sig = signature(open_repo(user))
         stat_cache = rr.git_dir / m.key / "index"
-        wip = commit_wip(c, checkout, head, message, sig, stat_cache, wip_filters(user), children)
+        wip = commit_wip(c, checkout, head, message, sig, stat_cache, lambda: wip_filters(user), children)
         if wip is not None:
             fetch(user, c, [wip], [user / "objects"])
             notes.append(f"submodule {m.path}: uncommitted work saved as WIP commit {wip[:12]} there")

@@ -9,6 +9,7 @@ files are, as content (a symlink is committed as a symlink, never followed).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def commit_wip(
     message: str,
     sig: pygit2.Signature,
     stat_cache: Path | None = None,
-    filters: dict[str, str] | None = None,
+    filters: Callable[[], dict[str, str]] | None = None,
     gitlinks: dict[str, str] | None = None,
     limits: WipLimits = DEFAULT_LIMITS,
     left_out: dict[str, str] | None = None,
@@ -68,7 +69,8 @@ def commit_wip(
     hide the agent's own changes from its WIP commit, nothing else). The commit's objects go to the
     carrier's own store; returns its sha, or None if nothing changed. GitError when it cannot be made.
 
-    `filters` is the user's filter config (carryover.carried_config): a file whose attributes name a filter
+    `filters` reads the user's filter config (carryover.carried_config; a git process, so only when
+    something changed): a file whose attributes name a filter
     is staged through git's own clean filter (a git-crypt-like filter, git-lfs: the pointer is committed,
     the object stored in `lfs_storage`), as the user's own `git add` would.
 
@@ -78,18 +80,15 @@ def commit_wip(
     import pygit2
 
     try:
-        if stat_cache is not None:
-            _copy_plain(stat_cache, carrier / "index")
-        unreadable = defuse(checkout)  # a FIFO named .gitignore would block the staging forever
+        repo, index, base, changed, unreadable = _status(carrier, checkout, parent, stat_cache)
+        if not changed and not gitlinks:
+            return None
         renamed = ", ".join(f"{p} → {p}{SUFFIX}" for p in unreadable)
         message += f"\n\nopenbot renamed what git could not read: {renamed}" if unreadable else ""
-        repo = _open(carrier, checkout)
-        base = repo[parent].peel(pygit2.Commit)
-        index = repo.index
-        index.read_tree(base.tree)  # keeps the stat data of entries whose content is unchanged
+        config = filters() if filters is not None and changed else {}
         skipped = left_out if left_out is not None else {}
-        budget = _Budget(limits, skipped, _refused(filters or {}, checkout, base.tree))
-        _stage_everything(repo, index, checkout, filters or {}, budget)
+        budget = _Budget(limits, skipped, _refused(config, checkout, base.tree))
+        _stage_everything(repo, index, checkout, changed, config, budget)
         message += _said_left_out(skipped)
         for path, sha in (gitlinks or {}).items():
             index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=sha), pygit2.enums.FileMode.COMMIT))
@@ -100,6 +99,32 @@ def commit_wip(
     except (pygit2.GitError, KeyError, ValueError, OSError) as e:
         why = (str(e).splitlines() or [type(e).__name__])[0]
         raise GitError(f"could not commit the work left in {checkout}: {why}") from e
+
+
+def uncommitted(carrier: Path, checkout: Path, parent: str, stat_cache: Path | None = None) -> list[str]:
+    """What a WIP commit on `parent` would take (`git status`'s paths), read in-process; [] when unread."""
+    import pygit2
+
+    try:
+        return _status(carrier, checkout, parent, stat_cache)[3]
+    except (pygit2.GitError, KeyError, ValueError, OSError):
+        return []
+
+
+def _status(
+    carrier: Path, checkout: Path, parent: str, stat_cache: Path | None
+) -> tuple[pygit2.Repository, pygit2.Index, pygit2.Commit, list[str], list[str]]:
+    """The carrier on `checkout`, its index at `parent`; the changed paths; what defuse renamed aside."""
+    import pygit2
+
+    if stat_cache is not None:
+        _copy_plain(stat_cache, carrier / "index")
+    unreadable = defuse(checkout)
+    repo = _open(carrier, checkout)
+    base = repo[parent].peel(pygit2.Commit)
+    index = repo.index
+    index.read_tree(base.tree)  # keeps the stat data of entries whose content is unchanged
+    return repo, index, base, _changed(index, checkout), unreadable
 
 
 def _said_left_out(skipped: dict[str, str]) -> str:
@@ -139,13 +164,18 @@ def _copy_plain(src: Path, dst: Path, limit: int = 1 << 30) -> None:
 
 
 def _stage_everything(
-    repo: pygit2.Repository, index: pygit2.Index, workdir: Path, filters: dict[str, str], budget: _Budget
+    repo: pygit2.Repository,
+    index: pygit2.Index,
+    workdir: Path,
+    changed: list[str],
+    filters: dict[str, str],
+    budget: _Budget,
 ) -> None:
     """`git add -A`, except a repository nested in the checkout (a bot's clone), special files, the
     setup step's `.venv/` (unless the project tracks it) and what `budget` leaves out."""
     import pygit2
 
-    for path in _changed(index, workdir):
+    for path in changed:
         if path.endswith("/"):
             continue  # a nested repository; index.add_all() would fail on it
         try:

@@ -187,7 +187,8 @@ class Workspace:
 
     def close(self, completion: Completion | None) -> Closed:
         """Bring the work home and remove the run repository, then apply the action: where the work is."""
-        saved = self._remove_worktree() if self.wt is not None else Closed()
+        discard = completion is not None and completion.action == "discard"  # no WIP commit to delete
+        saved = self._remove_worktree(discard) if self.wt is not None else Closed()
         if completion is not None and saved.failure is None:
             from openbot.run.verify_outcome import merge_refused
 
@@ -204,7 +205,7 @@ class Workspace:
             saved = replace(saved, failure=f"could not save: {e.strerror or e}: {e.filename or ''}")
         return saved
 
-    def _remove_worktree(self) -> Closed:
+    def _remove_worktree(self, discard: bool) -> Closed:
         """Bring the run's branch and uncommitted work home, then delete the run repository."""
         from openbot.git.home import bring_home
         from openbot.git.runrepo import remove_run_repo
@@ -217,7 +218,7 @@ class Workspace:
         message = f"openbot: WIP: uncommitted work of {rec.bot}, saved at the end of run {rec.run_id}"
         home: Homecoming | None = None
         try:
-            self.home = home = bring_home(self.wt, message, limits, empty_branch=False)
+            self.home = home = bring_home(self.wt, message, limits, empty_branch=False, discard=discard)
             remove_run_repo(self.wt, later=True)  # the work is home: nothing waits for the deletion
         except OpenbotError as e:
             self._notice(
@@ -237,7 +238,8 @@ class Workspace:
             )
         if home.left_out:
             self._notice("wip_left_out", left_out_line(home.left_out), files=list(home.left_out))
-        self._say_hooks(home.tip)
+        if home.made:  # a discard's commits change no hook of the user's
+            self._say_hooks(home.tip)
         return Closed(branch=home.branch, wip_commit=home.wip or "")
 
     def _say_hooks(self, tip: str) -> None:
@@ -253,13 +255,14 @@ class Workspace:
         if self.wt is None or self.home is None:
             why = f"'{requested}' not applied: the run worked in {self.workdir} without a worktree"
             return Closed(action="review" if requested != "discard" else "none", action_message=why)
-        from openbot.git.actions import apply_action
+        from openbot.git.actions import apply_action, discarded
 
         assert self.plan.repo is not None  # a run repository implies a repository
         home = self.home
-        if not home.made:  # nothing new: no branch was made, none is kept
-            said = f"no new commits over {self.record.base}: no branch kept ({home.branch} was not made)"
-            return Closed(action="discard", action_message=said)
+        if not home.made:  # nothing new, or discarded: no branch was made, none is kept
+            return Closed(
+                action="discard", action_message=discarded(home, self.wt.base_commit, self.record.base)
+            )
         if requested != "discard" and self._drop_if_empty():
             said = f"no new commits over {self.record.base}: deleted the empty branch {home.branch}"
             return Closed(action="discard", action_message=said)

@@ -92,13 +92,14 @@ def test_a_run_with_a_commit_still_brings_its_branch_home(
 ) -> None:
     env, log = logged_git
     work = "echo hi > note.txt && git add note.txt && git commit -qm note"
-    make_bot("busy", [reply("", shell(work)), reply("", complete("noted", action="discard"))])
+    make_bot("busy", [reply("", shell(work)), reply("", complete("noted", action="review"))])
 
     out = run_cli("run", "busy", cwd=repo, env=env)
 
     assert out.returncode == 0, out.stderr
-    assert len([c for c in _ref_updates(log) if "update-ref" in c]) == 2  # made, then discarded
-    assert git(repo, "branch", "--list", "openbot/*") == ""
+    assert len([c for c in _ref_updates(log) if "update-ref" in c]) == 1  # made (a discard makes none)
+    branch = git(repo, "branch", "--list", "openbot/*", "--format=%(refname:short)")
+    assert git(repo, "show", f"{branch}:note.txt") == "hi"
 
 
 def test_the_end_s_pygit2_import_starts_once_the_first_reply_is_in() -> None:
