@@ -238,8 +238,7 @@ class Workspace:
             )
         if home.left_out:
             self._notice("wip_left_out", left_out_line(home.left_out), files=list(home.left_out))
-        if home.made:  # a discard's commits change no hook of the user's
-            self._say_hooks(home.tip)
+        self._say_hooks(home.tip if home.made else self.wt.base_commit)  # a discard's: none of the user's
         return Closed(branch=home.branch, wip_commit=home.wip or "")
 
     def _say_hooks(self, tip: str) -> None:
@@ -260,9 +259,8 @@ class Workspace:
         assert self.plan.repo is not None  # a run repository implies a repository
         home = self.home
         if not home.made:  # nothing new, or discarded: no branch was made, none is kept
-            return Closed(
-                action="discard", action_message=discarded(home, self.wt.base_commit, self.record.base)
-            )
+            said = discarded(home, self.wt.base_commit, self.record.base)
+            return Closed(action="discard", action_message=said)
         if requested != "discard" and self._drop_if_empty():
             said = f"no new commits over {self.record.base}: deleted the empty branch {home.branch}"
             return Closed(action="discard", action_message=said)
