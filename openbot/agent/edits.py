@@ -31,7 +31,7 @@ _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([^\s`]*)")
 _SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b")
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _REPLACE = re.compile(r"^\s*>{5,9} ?REPLACE\b")
-_DONE = re.compile(r"^[\s*_`#>]*DONE[\s*_`.!]*$")
+_DONE = re.compile(r"^[\s*_`#>]*DONE\b(?![-_])")  # DONE, **DONE**, DONE: why
 _SHELLS = {"sh", "bash", "shell", "console", "zsh"}
 _BARE_NAMES = {"Makefile", "Dockerfile", "VERSION", "LICENSE", "README", "Procfile", "Gemfile"}
 PLACEHOLDER = "path/to/"

@@ -24,6 +24,10 @@ QUESTION = (
     "(no new commit, nothing uncommitted). Memory is not the repository. If the task needs a change, make "
     "it and commit it; if it truly needs none, call session_complete again saying why."
 )
+QUESTION_EDITS = (  # work_mode "edits": the model writes files and says DONE (agent/editmode.py)
+    "[openbot] DONE was not accepted yet: nothing in the repository changed during this run. If the task "
+    "needs a change, write the file(s) in your reply; if it truly needs none, reply DONE again saying why."
+)
 SAID = "completed: nothing changed in the repository"
 ASKED = "session_complete with nothing changed in the repository"
 
@@ -52,7 +56,7 @@ class Unchanged:
             self.asked = True
             said = f"{ASKED}: asked to make it or confirm"
             sink.emit(Notice(kind="nothing_changed", message=said, data={"questioned": True, "final": False}))
-            return QUESTION
+            return QUESTION_EDITS if self.workspace.plan.work.mode == "edits" else QUESTION
         said = f"{SAID}: the bot confirmed it" if self.asked else SAID
         sink.emit(
             Notice(kind="nothing_changed", message=said, data={"questioned": self.asked, "final": True})

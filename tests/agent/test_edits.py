@@ -28,6 +28,12 @@ def test_whole_files_search_replace_a_command_and_done_are_read() -> None:
     assert parsed.commands == ["pytest -q"] and parsed.done
 
 
+@pytest.mark.parametrize(("reply", "done"), [("DONE", True), ("**DONE**", True), ("DONE: X was right.", True),
+                                            ("DONE_FLAG = 1", False), ("Not DONE yet", False)])  # fmt: skip
+def test_done_is_a_line_that_starts_with_it(reply: str, done: bool) -> None:
+    assert parse_reply(reply).done is done
+
+
 def test_a_block_with_no_path_is_code_shown_not_a_file() -> None:
     parsed = parse_reply("Here is the idea:\n```python\nx = 1\n```\n")
     assert parsed.edits == [] and parsed.pathless == 1 and not parsed.done

@@ -199,3 +199,18 @@ def test_a_reply_with_no_edit_is_told_the_format_once_and_a_second_ends_the_sess
     assert ended["status"] == "limit" and "two replies in a row held no edit" in ended["reason"]
     told = [t for t in conversation_texts("e") if "held no edit and no command" in t]
     assert len(told) == 1 and "calc.py\n```python\ndef add(a, b):" in told[0]
+
+
+def test_done_with_nothing_changed_is_questioned_in_the_edits_words(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    make_bot(
+        "e",
+        [text("DONE"), text("DONE"), text("DONE: X is already right.")],
+        EDITS + "\nquestion_unchanged = true",
+    )
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0 and "completed: nothing changed in the repository" in out.stderr, out.stderr
+    said = conversation_texts("e")
+    assert sum("You said DONE, but no file has changed yet" in t for t in said) == 1
+    assert sum("DONE was not accepted yet: nothing in the repository changed" in t for t in said) == 1
+    assert not any("session_complete" in t for t in said)
