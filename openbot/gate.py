@@ -169,7 +169,8 @@ GIT_READ = step(
 SETUP_ON_AGENT_WORK = step(
     "run.setup.agent_work",
     "the bot's `setup` commands where the checkout holds the agent's work (a resume, `--no-worktree`,"
-    " verification's clean checkout): the agent's network rule, no cache",
+    " verification's clean checkout): the agent's network rule (verification's: the hosts `verify_network`"
+    " lists, through openbot's proxy), no cache",
     (From.USER, From.AGENT),
     Walls.SANDBOX,
     Net.BOT,
