@@ -20,6 +20,7 @@ import os
 from openbot.stops import Stop
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_LIMIT, EXIT_UNVERIFIED, EXIT_OVER_BUDGET = 0, 1, 2, 3, 5, 6
+EXIT_UNREVIEWED = 7
 
 
 def debug_enabled() -> bool:

@@ -10,6 +10,7 @@
     ├── LimitReached               a budget or max_iterations                    run `limit`, exit 3
     ├── Refused                    the model refused (stop_reason "refusal")     run `refused`, exit 4
     ├── Unverified                 openbot's check of the work failed every try  run `unverified`, exit 5
+    │   └── Unreviewed             the `review` model never approved             run `unreviewed`, exit 7
     ├── OverBudget                 the budget ledger (budget.toml) refused a call run `over_budget`, exit 6
     └── Interrupted                ctrl-c / SIGTERM / SIGHUP                     run `interrupted`, 128+signum
 
@@ -25,7 +26,15 @@ from typing import ClassVar, Literal
 
 # The statuses a session (metadata.json) and a run (run.json) are recorded with; docs/EVENTS.md.
 Status = Literal[
-    "running", "completed", "limit", "interrupted", "refused", "unverified", "over_budget", "failed"
+    "running",
+    "completed",
+    "limit",
+    "interrupted",
+    "refused",
+    "unverified",
+    "unreviewed",
+    "over_budget",
+    "failed",
 ]
 # What the bot asks session_complete to do with its branch; "none": nothing could be applied.
 Action = Literal["merge", "review", "discard"]
@@ -152,12 +161,20 @@ class Unverified(Stop):
     commands, openbot/run/verify.py) failed `verify_attempts` times: status `unverified`, exit 5. Its
     `completion` is what the bot last said; the branch is kept, and `merge` is not applied."""
 
-    status = "unverified"
+    status: ClassVar[Status] = "unverified"
     exit_code = 5
 
     def __init__(self, message: str, completion: Completion) -> None:
         super().__init__(message)
         self.completion = completion
+
+
+class Unreviewed(Unverified):
+    """openbot verified the work, but the bot's `review` model asked for changes `review.attempts` times
+    (openbot/run/review.py): status `unreviewed`, exit 7; like `unverified`, the branch is kept, unmerged."""
+
+    status = "unreviewed"
+    exit_code = 7
 
 
 class OverBudget(Stop):

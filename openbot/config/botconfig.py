@@ -246,7 +246,10 @@ def _check_sampling(config: BotConfig, given: set[str], source: str) -> None:
 def _check_integrations(values: dict[str, object], source: str) -> None:
     from openbot.config.mcp import parse_servers
     from openbot.config.notify import parse_targets
+    from openbot.config.review import parse_review
 
+    if review := parse_review(values.get("review", {}), source):
+        _check_model(review.model, source, "review.model")
     key_var = str(values.get("api_key_env", ""))
     parse_servers(values.get("mcp_servers", {}), source, values.get("network", False) is True, key_var)
     parse_targets(values.get("notify", []), source, key_var)

@@ -213,6 +213,11 @@ class BotConfig:
         "Attempts at once; 0 = one at a time on a local model server, all at once elsewhere.",
         allowed=Range(0, high=20),
     )
+    review: dict[str, object] = _f(
+        {},
+        "A second model reviews the verified change before it is merged: { model, prompt, attempts }"
+        ' (docs/VERIFY.md, "Review").',
+    )
     merge_unverified: bool = _f(False, "Let `merge` apply to work that was not verified (shown everywhere).")
     question_unchanged: bool = _f(
         False,

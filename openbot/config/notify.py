@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from openbot.config import envrefs
 from openbot.errors import ConfigError
 
-ENDINGS = ("completed", "failed", "limit", "interrupted", "refused", "unverified", "over_budget")
+ENDINGS = (
+    "completed",
+    "failed",
+    "limit",
+    "interrupted",
+    "refused",
+    "unverified",
+    "unreviewed",
+    "over_budget",
+)
 _KEYS = ("url", "command", "on", "env")
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\*?$")
 

@@ -46,6 +46,7 @@ ICONS = {
     "limit": ":hourglass:",
     "interrupted": ":stop_sign:",
     "unverified": ":warning:",
+    "unreviewed": ":warning:",
     "over_budget": ":money_with_wings:",
 }
 

@@ -106,6 +106,12 @@ class Recorder:
         rec.verified, rec.verified_sha, rec.verification = passed, sha, summary
         rec.save()
 
+    def reviewed(self, approved: bool, summary: dict[str, object]) -> None:
+        """The `review` model's verdict on the verified commit (run/review.py)."""
+        rec = self.record
+        rec.reviewed, rec.review = approved, summary
+        rec.save()
+
     def unchanged(self, nothing_changed: bool) -> None:
         """At session_complete: whether the run's repository is as the run found it (run/unchanged.py)."""
         self.record.nothing_changed = nothing_changed

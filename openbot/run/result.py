@@ -39,6 +39,8 @@ class RunResult:
             "verified_sha": r.verified_sha,
             "verification": r.verification,
             "merge_unverified": r.merge_unverified,
+            "reviewed": r.reviewed,  # the `review` model's verdict: true approved, false not, null no review
+            "review": r.review,
             "action": r.action,
             "action_message": r.action_message,
             "reason": r.reason,

@@ -74,10 +74,10 @@ class Runner:
             base_tokens=dict(rec.tokens),
             base_cost=rec.cost_usd,
         )
-        from openbot.run.verify import Verifier
+        from openbot.run.review import VerifyThenReview
 
-        self.parts.verifier = self.verifier = Verifier(
-            plan, self.recorder, self.parts.workspace, self.parts.tools
+        self.parts.verifier = self.verifier = VerifyThenReview(
+            plan, self.recorder, self.parts.workspace, self.parts.tools, self.parts.budget
         )
         from openbot.run.unchanged import Unchanged
 

@@ -19,6 +19,7 @@ STOPPED = {
     "failed": "failed",
     "refused": "the model refused",
     "unverified": "not verified",
+    "unreviewed": "not approved by its review",
     "over_budget": "stopped by the budget ledger",
 }
 

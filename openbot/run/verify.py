@@ -67,7 +67,7 @@ class Verifier:
             raise ctx.cancel.interrupted()
         note = self._note(outcome) if outcome.passed else ""
         self._record(outcome, note, ctx.sink)
-        if outcome.passed:
+        if outcome.passed:  # then the bot's `review`, if it has one (run/review.py)
             return None
         if self.attempt >= self.spec.attempts:
             why = f"not verified after {self.attempt} attempt(s): {outcome.reason()}"
@@ -82,7 +82,8 @@ class Verifier:
         return dataclasses.replace(completion, action="review")
 
     def allowed_merge(self, asked: Completion) -> bool:
-        return self.record.verified is True or self.spec.merge_unverified and not asked.as_text
+        verified = self.record.verified is True or self.spec.merge_unverified and not asked.as_text
+        return verified and self.record.reviewed is not False  # a review that never approved: no merge
 
     def explain(self, asked: Completion | None) -> None:
         """Say in the record why a requested merge became a review (after the action was applied); an
@@ -90,11 +91,12 @@ class Verifier:
         rec = self.record
         if asked is None or self.allowed_merge(asked) and asked.action == "merge":
             return
-        if rec.status == "unverified" and not rec.action:
+        if rec.status in ("unverified", "unreviewed") and not rec.action:
             action = "review" if not rec.empty_branch_deleted else ""
             kept = f"branch {rec.branch} kept for review" if action else "no commits to keep"
             head = "not merged: " if asked.action == "merge" else ""
-            said = f"{head}the work was not verified: {kept} (resume the run to try again)"
+            what = "approved by its review" if rec.status == "unreviewed" else "verified"
+            said = f"{head}the work was not {what}: {kept} (resume the run to try again)"
             self.recorder.explained(action, said)
         elif asked.action == "merge":
             why = "the work was not verified" if self.spec.commands else "no verify commands checked the work"

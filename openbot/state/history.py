@@ -35,6 +35,7 @@ SESSION_STATUSES = (
     "interrupted",
     "refused",
     "unverified",
+    "unreviewed",
     "over_budget",
     "failed",
 )

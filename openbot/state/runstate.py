@@ -13,16 +13,17 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from openbot import paths
 from openbot.errors import ConfigError, NotFoundError, UsageError
 from openbot.files import loads_strict
 from openbot.state.records import write_record
+from openbot.stops import Status
 
 RUN_ID_RE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4,32}$")
 _SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-STATUSES = ("running", "completed", "limit", "interrupted", "refused", "unverified", "over_budget", "failed")
+STATUSES: tuple[str, ...] = get_args(Status)  # every status a run.json may hold
 
 
 def new_run_id() -> str:
@@ -74,6 +75,8 @@ class RunRecord:
     verified: bool | None = None
     verified_sha: str = ""  # the commit the last passing verification checked out
     verification: dict[str, object] = field(default_factory=dict)  # the last verification, as its event says
+    reviewed: bool | None = None  # the `review` model's last verdict (run/review.py); None = no review
+    review: dict[str, object] = field(default_factory=dict)  # the last review, as its event says
     merge_unverified: bool = False  # the bot lets `merge` apply to unverified work
     nothing_changed: bool = False  # it completed with the repository as it found it (run/unchanged.py)
     repo_root: str = ""  # the user's checkout the run started from ("" outside a repository): the digest
