@@ -204,6 +204,9 @@ class VerifyThenReview(Verifier):
         super().__init__(plan, recorder, workspace, tools)
         self.reviewer = reviewer_for(plan, recorder, budget)
 
+    def allowed_merge(self, asked: Completion) -> bool:
+        return super().allowed_merge(asked) and self.record.reviewed is not False  # never approved: no merge
+
     def check(self, completion: Completion, ctx: ToolContext) -> str | None:
         before = self.attempt
         told = super().check(completion, ctx)

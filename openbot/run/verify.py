@@ -82,8 +82,7 @@ class Verifier:
         return dataclasses.replace(completion, action="review")
 
     def allowed_merge(self, asked: Completion) -> bool:
-        verified = self.record.verified is True or self.spec.merge_unverified and not asked.as_text
-        return verified and self.record.reviewed is not False  # a review that never approved: no merge
+        return self.record.verified is True or self.spec.merge_unverified and not asked.as_text
 
     def explain(self, asked: Completion | None) -> None:
         """Say in the record why a requested merge became a review (after the action was applied); an
