@@ -262,3 +262,12 @@ RUN_ATTEMPT = step(
     Secrets.MODEL,
     test="tests/run/test_attempts.py",
 )
+BOTS_EDITOR = step(
+    "bots.editor",
+    "the user's $VISUAL or $EDITOR on a bot's config.md, for `openbot bots edit`",
+    (From.USER,),
+    Walls.BESIDE,
+    Net.OPEN,
+    Secrets.USER,
+    test="tests/cli/test_cli_everyday.py",
+)

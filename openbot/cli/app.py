@@ -21,6 +21,8 @@ def main() -> None:
             from openbot.cli.run_flow import direct
 
             direct(argv[1])
+        if argv[:1] == ["help"] and not any(a.startswith("-") for a in argv):  # `help run`: run's --help
+            argv = [*argv[1:], "--help"]
         if not stored_help.serve(argv):
             entry = None
             if stored_help.could_be_help(argv):

@@ -14,6 +14,7 @@ from typing import Any
 
 import typer
 
+from openbot.cli.completion import bot_names
 from openbot.cli.typer_app import app
 from openbot.envpolicy import bots_python
 from openbot.errors import OpenbotError, UsageError
@@ -87,7 +88,7 @@ def create(
 
 @bots_app.command()
 def show(
-    name: str = typer.Argument(..., help="The bot to show."),
+    name: str = typer.Argument(..., help="The bot to show.", autocompletion=bot_names),
     as_json: bool = typer.Option(False, "--json", help="Print it all as JSON."),
 ) -> None:
     """The bot's path, source, every config key with its effective value, origin and meaning, and its
@@ -145,8 +146,32 @@ def show(
 
 
 @bots_app.command()
+def edit(name: str = typer.Argument(..., help="The bot to edit.", autocompletion=bot_names)) -> None:
+    """Open the bot's config.md in $VISUAL or $EDITOR (else vi), then check it: a config that does not load
+    is said in one line (exit 2), as `openbot run` would say it."""
+    import shlex
+
+    from openbot import gate
+    from openbot.config.bots import find_bot
+
+    ref = find_bot(name, repo_root())
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        argv = [*shlex.split(editor), str(ref.config_path)]
+        done = gate.run(gate.BOTS_EDITOR, argv)
+    except (ValueError, OSError) as e:
+        raise UsageError(f"cannot run the editor {editor!r}: {e}", hint="set VISUAL or EDITOR") from None
+    if done.returncode != 0:
+        raise UsageError(
+            f"the editor {editor!r} exited with {done.returncode}: {ref.config_path} not checked"
+        )
+    ref.load()  # ConfigError: exit 2, one line naming the file and the key
+    typer.echo(visible(f"{ref.config_path}: valid"))
+
+
+@bots_app.command()
 def delete(
-    name: str = typer.Argument(..., help="The home bot to delete."),
+    name: str = typer.Argument(..., help="The home bot to delete.", autocompletion=bot_names),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask; needed when stdin is not a terminal."),
     home: bool = typer.Option(
         False, "--home", help="Delete the home bot even where the repository commits a bot of that name."

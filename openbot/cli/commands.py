@@ -10,6 +10,7 @@ NAMES = (
     "doctor",
     "eval",
     "fleet",
+    "help",
     "history",
     "logs",
     "memory",
@@ -33,6 +34,8 @@ def register(name: str = "") -> None:
         from openbot.cli import eval_cmd  # noqa: F401
     if every or name == "fleet":
         from openbot.cli import fleet_cmd  # noqa: F401
+    if every or name == "help":
+        from openbot.cli import help_cmd  # noqa: F401
     if every or name == "history":
         from openbot.cli import history_cmd  # noqa: F401
     if every or name in ("ps", "logs"):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from openbot.cli.completion import bot_names
 from openbot.cli.typer_app import app
 from openbot.views.escapes import one_line, visible, visible_json
 from openbot.views.fields import money
@@ -137,7 +138,7 @@ def _print_session(m: SessionMeta, events: list[dict[str, object]]) -> None:
 
 @app.command()
 def history(
-    bot: str = typer.Argument(..., help="The bot whose sessions to show."),
+    bot: str = typer.Argument(..., help="The bot whose sessions to show.", autocompletion=bot_names),
     project: str | None = typer.Option(
         None, "--project", help="Project slug (a directory under workspaces/); default: this repository."
     ),

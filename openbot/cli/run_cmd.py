@@ -6,13 +6,14 @@ from typing import Optional
 
 import typer
 
+from openbot.cli.completion import bot_names
 from openbot.cli.run_flow import RunArgs, start
 from openbot.cli.typer_app import app
 
 
 @app.command("run")
 def run_command(
-    bot: Optional[str] = typer.Argument(None, help="The bot to run."),  # noqa: UP045 (typer needs Optional)
+    bot: Optional[str] = typer.Argument(None, help="The bot to run.", autocompletion=bot_names),  # noqa: UP045 (typer needs Optional)
     bot_opt: Optional[str] = typer.Option(None, "--bot", "-b", help="The bot to run (same as the argument)."),  # noqa: UP045
     prompt: str = typer.Option("", "--prompt", "-p", help="The task for this run, added to every iteration."),
     max_iterations: int | None = typer.Option(None, "--max-iterations", "-n", min=0, help="0 = unlimited."),  # noqa: UP045

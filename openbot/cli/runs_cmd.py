@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from openbot.cli.completion import bot_names
 from openbot.cli.typer_app import app
 from openbot.views.escapes import one_line, visible, visible_json
 
@@ -171,7 +172,9 @@ def _ended(rec: RunRecord) -> tuple[RunRecord, bool]:
 
 @app.command()
 def logs(
-    target: str = typer.Argument(..., help="A bot (its newest run) or a run id.", metavar="BOT|RUN_ID"),
+    target: str = typer.Argument(
+        ..., help="A bot (its newest run) or a run id.", metavar="BOT|RUN_ID", autocompletion=bot_names
+    ),
     follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing until the run ends."),
 ) -> None:
     """A run's events as readable lines (those the run printed where it ran); -f follows it to its end."""

@@ -40,7 +40,7 @@ RENDERING_ENV = (
 
 def answer(argv: list[str], prog: str, stdout: TextIO) -> tuple[int, str] | None:
     """(exit code, text) when the stored text is what typer would print for argv, else None."""
-    if argv == ["--version"]:
+    if argv in (["--version"], ["-V"]):
         from openbot import __version__
 
         return 0, f"openbot {__version__}\n"

@@ -82,7 +82,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Show the version."
+        False, "--version", "-V", callback=_version, is_eager=True, help="Show the version."
     ),
 ) -> None:
     """Run autonomous coding bots on git repositories."""
@@ -106,7 +106,8 @@ def _hide_flag_types(command: Any) -> None:
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
         if getattr(param, "param_type_name", "") == "argument" and param.name:
-            param.metavar = param.name.upper()  # every usage line alike: {BOT} required, [BOT] optional
+            param.metavar = param.name.upper()  # every usage line alike: BOT required, [BOT] optional
+            param.get_usage_pieces = _usage(param)  # typer 0.29 writes a required one `{BOT}`
     make_help_option = command.get_help_option  # --help is made per context, not listed in params
 
     def help_option(ctx: object) -> object:
@@ -119,6 +120,17 @@ def _hide_flag_types(command: Any) -> None:
     command.get_help_option = help_option
     for sub in getattr(command, "commands", {}).values():
         _hide_flag_types(sub)
+
+
+def _usage(param: Any) -> Any:
+    """The argument in a usage line as a reader expects it: `BOT`, `[BOT]`, `FILES...`."""
+
+    def pieces(ctx: object) -> list[str]:
+        name = param.display_name_raw
+        name = name if param.required else f"[{name}]"
+        return [name + ("..." if param.nargs != 1 else "")]
+
+    return pieces
 
 
 def _coerce_lazily(param: Any) -> None:
