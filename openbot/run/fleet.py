@@ -61,8 +61,13 @@ def run_fleet(fleet: Fleet, parallel: int) -> list[dict[str, object]]:
             signal.signal(s, handler)
 
 
+# `python -m openbot` would name itself so in its usage lines, and a run's log is read by a user who typed
+# `openbot`: the child runs the console entry under that name.
+AS_OPENBOT = "import sys; sys.argv[0] = 'openbot'; from openbot.cli.app import main; main()"
+
+
 def _one(job: FleetRun, log: Path, stopper: _Stopper) -> dict[str, object]:
-    argv = [sys.executable, "-m", "openbot", "run", job.bot, "--json", *job.args]
+    argv = [sys.executable, "-c", AS_OPENBOT, "run", job.bot, "--json", *job.args]
     with open(log, "wb") as err:
         proc = stopper.start(argv, job.repo, err)
         if proc is None:

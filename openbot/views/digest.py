@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Any
 
 from openbot.views.ci_summary import cell, code, cost
+from openbot.views.digest_chart import svg
 from openbot.views.escapes import visible
 
 FLEET = "fleet run"  # the `since` of `openbot fleet run`'s roll-up
@@ -97,6 +98,7 @@ def html_page(rows: list[dict[str, Any]], since: str) -> str:
         "<style>body{font-family:sans-serif}td,th{border:1px solid #ccc;padding:4px;text-align:left}"
         "table{border-collapse:collapse}code{background:#f4f4f4}</style></head><body>",
         f"<h1>openbot digest</h1><p>{esc(_heading(rows, since))}</p>",
+        svg(rows),  # cost and verified/unverified runs per day (views/digest_chart.py)
         "<table><tr>" + "".join(f"<th>{h}</th>" for h in (*HEAD, "Next")) + "</tr>",
     ]
     for r in rows:
