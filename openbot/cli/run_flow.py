@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from openbot.errors import OpenbotError, UsageError, debug_enabled, exit_code_of
 from openbot.views.escapes import visible
-from openbot.views.fields import failed_output, money, status_text, verified_text
+from openbot.views.fields import failed_output, money, reviewed_text, status_text, verified_text
 
 if TYPE_CHECKING:
     from openbot.run.plan import RunPlan, RunRequest
@@ -268,6 +268,8 @@ def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
     if verified:
         lines.append(f"  {verified}")
         lines += [f"    | {line}" for line in failed_output(result.to_json())]  # why it failed
+    if reviewed := reviewed_text(result.to_json()):
+        lines.append(f"  {reviewed}")
     if r.action:
         lines.append(f"  action: {r.action}" + (f" — {r.action_message}" if r.action_message else ""))
     if result.resume_command:

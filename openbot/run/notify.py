@@ -29,7 +29,7 @@ from openbot.config import envrefs
 from openbot.config.notify import NotifyTarget
 from openbot.events import EventLog, EventSink, Notice, TeeSink
 from openbot.run.notify_command import CommandSource, Refused, argv_for, command_env
-from openbot.views.fields import failed_output, money, status_text, verified_text
+from openbot.views.fields import failed_output, money, reviewed_text, status_text, verified_text
 
 if TYPE_CHECKING:
     from openbot.run.plan import RunPlan
@@ -81,6 +81,8 @@ def slack_text(p: dict[str, Any]) -> str:
     if verified_text(p):
         lines.append(verified_text(p))
         lines += [f"> {line}" for line in failed_output(p)]  # why it failed: the end of its output
+    if reviewed_text(p):
+        lines.append(reviewed_text(p))
     if p.get("action"):
         lines.append(
             f"action: {p['action']}" + (f" — {p['action_message']}" if p.get("action_message") else "")

@@ -95,6 +95,29 @@ def verified_text(r: Mapping[str, object]) -> str:
     return f"not verified: nothing checked the work{loose}" if unchecked else ""
 
 
+def review_entry(r: Mapping[str, object]) -> tuple[str, str, dict[str, object]]:
+    """A `review` event (run/review.py) as a transcript entry: ("passed" | "failed", its text, with the
+    reviewer's words when it asked for changes, its fields)."""
+    data = {k: v for k, v in r.items() if k not in ("type", "ts", "seq")}
+    approved, model = r.get("approved") is True, str(r.get("model") or "?")
+    said = f"review {r.get('attempt')} of {r.get('attempts')} by {model}"
+    if approved:
+        return "passed", f"approved: {said}", data
+    note = f" ({r['note']})" if r.get("note") else ""
+    comments = "".join(f"\n    {line}" for line in str(r.get("comments") or "").splitlines()[-40:])
+    return "failed", f"changes requested: {said}{note}{comments}", data
+
+
+def reviewed_text(r: Mapping[str, object]) -> str:
+    """The bot's review (docs/VERIFY.md, "Review") in one line, from a run's summary; "" without one."""
+    review, reviewed = r.get("review"), r.get("reviewed")
+    last = review if isinstance(review, Mapping) else {}
+    said = f"{last.get('attempt')} review(s) by {last.get('model') or '?'}"
+    if reviewed is True:
+        return f"reviewed: approved after {said}"
+    return f"NOT approved by its review: {said}" if reviewed is False else ""
+
+
 def failed_output(r: Mapping[str, object]) -> list[str]:
     """The end of the failed check's output (run/verify_outcome.py `shown_tail`), from a run's summary:
     each line made inert, to show under `verified_text`; [] when the check passed or said nothing."""

@@ -150,7 +150,7 @@ class LiveView:
                 self.line(f"  {e.text}")
             case Happened(kind="notice", label="notified"):
                 self.line(f"· {e.text}")
-            case Happened(kind="verification" | "network"):
+            case Happened(kind="verification" | "review" | "network"):
                 if e.label != "allowed":  # a connection the proxy allowed is in the log only
                     self.line(f"  {'✓' if e.label == 'passed' else '✗'} {e.text}")
             case Happened():

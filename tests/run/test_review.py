@@ -66,6 +66,7 @@ def test_a_review_that_asks_for_changes_once_makes_the_bot_change_its_work_befor
     first, second = all_events("reviewed", "review")
     assert not first["approved"] and first["comments"] == ASKS and first["attempt"] == 1
     assert second["approved"] and second["sha"] == summary["verified_sha"]
+    assert "reviewed: approved after 2 review(s)" in out.stderr and "✓ approved: review 2 of 2" in out.stderr
     # The bot got the reviewer's words as data, fenced and labelled, as its next turn.
     said = json.loads(json.dumps(conversation("reviewed")))
     assert "a reviewer read the change and asked for changes (review 1 of 2)" in said
@@ -92,6 +93,11 @@ def test_a_review_that_never_approves_ends_unreviewed_exit_7_nothing_merged_bran
     assert git(repo, "rev-parse", "main") == before  # nothing merged
     assert git(repo, "rev-parse", summary["branch"]) == summary["verified_sha"]  # the branch kept
     assert "not approved by its review" in summary["action_message"]
+    # The end line and the live view say it; the reviewer's words are shown where it asked for changes.
+    assert "openbot: run" in out.stderr and "unreviewed" in out.stderr
+    assert "NOT approved by its review: 2 review(s) by scripted:" in out.stderr
+    assert "✗ changes requested: review 1 of 2 by scripted:" in out.stderr
+    assert "calc.py: answer() has no docstring" in out.stderr
     second = all_events("refused", "review")[-1]
     assert not second["approved"] and "neither APPROVE nor REQUEST CHANGES" in second["note"]
 
