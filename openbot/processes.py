@@ -144,3 +144,63 @@ def marked_now(directory: Path) -> frozenset[tuple[int, int | None]]:
     """(pid, start time) of the processes carrying the run's mark that descend from this process now."""
     me = os.getpid()
     return frozenset((p, proc_start(p)) for p in marked_processes(directory) if descends_from(p, me))
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    """Make openbot the reaper of what its children orphan (Linux; elsewhere nothing happens). bwrap's
+    outer process exits before its namespace's init (docs/SANDBOX.md), which would then be reaped by
+    whoever reaps orphans on the machine, its CPU uncounted and nothing waiting for it: as a subreaper,
+    openbot gets it, and `reap_orphans` waits for it."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def reap_orphans(wait_secs: float = 1.0) -> int:
+    """Reap the sandbox inits orphaned to openbot, waiting up to `wait_secs` for those still exiting (an
+    orphaned init is always on its way out: its command, or its bwrap, is gone); returns how many.
+
+    Only namespace inits (pid 1 of a PID namespace of their own, per /proc's NSpid): openbot never starts
+    one itself, so no exit status a `Popen` of openbot's waits for is taken."""
+    import time
+
+    deadline, reaped = time.monotonic() + wait_secs, 0
+    for pid in _orphaned_inits():
+        with contextlib.suppress(OSError):
+            if _exited_by(pid, deadline - time.monotonic()):
+                reaped += os.waitpid(pid, os.WNOHANG)[0] == pid
+    return reaped
+
+
+def _orphaned_inits() -> list[int]:
+    found = []
+    for task in os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else []:
+        with contextlib.suppress(OSError):
+            found += [int(p) for p in Path(f"/proc/self/task/{task}/children").read_text().split()]
+    return [pid for pid in found if _namespace_init(pid)]
+
+
+def _namespace_init(pid: int) -> bool:
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("NSpid:"):
+                return len(line.split()) > 2
+    return False
+
+
+def _exited_by(pid: int, secs: float) -> bool:
+    """Has `pid` (a child) exited, waiting up to `secs` for it on a pidfd (without one: only now)?"""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return True  # waitpid(WNOHANG) says
+    try:
+        return bool(select.select([fd], [], [], max(secs, 0.0))[0])
+    finally:
+        os.close(fd)

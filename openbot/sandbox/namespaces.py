@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from openbot import gate
+from openbot.processes import become_subreaper, reap_orphans
 
 # Directories where host services keep Unix sockets; replaced by an empty tmpfs in the sandbox. /run
 # also holds resolv.conf's target on systemd machines, so it stays when the command may use the network.
@@ -106,12 +107,15 @@ def probe(forced_off: bool) -> tuple[str, str]:
     if exe is None:
         return "", f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}"
     argv = bwrap_argv(exe, writable=(), readable=(), network=False) + ["true"]
+    become_subreaper()  # its init outlives its bwrap: openbot reaps it
     try:
         out = gate.run(
             gate.SANDBOX_PROBE, argv, capture_output=True, text=True, timeout=30, stdin=gate.DEVNULL
         )
     except (OSError, gate.TimeoutExpired) as e:
         return "", f"bubblewrap ({exe}) does not run: {e}"
+    finally:
+        reap_orphans()
     if out.returncode != 0:
         why = (out.stderr.strip().splitlines() or [f"exit code {out.returncode}"])[-1]
         return "", f"bubblewrap ({exe}) cannot create namespaces here ({why}): {USERNS_HINT}"

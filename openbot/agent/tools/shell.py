@@ -26,6 +26,7 @@ from openbot.agent.tools.shell_process import _Run
 from openbot.agent.tools.trim_output import OutputCompactor
 from openbot.events import Command, CommandStarted
 from openbot.paths import make_private_dir
+from openbot.processes import reap_orphans
 from openbot.redact import StreamRedactor
 
 if TYPE_CHECKING:
@@ -110,6 +111,8 @@ class ShellTool:
             raise
         finally:
             os.close(log_fd)
+            if contained:
+                reap_orphans()  # bwrap's init, orphaned to openbot (a subreaper) as its bwrap exited
         duration_ms = int((time.monotonic() - started) * 1000)
         if ctx.sandbox is not None and _spare_fits(ctx) and not ctx.cancel.is_set():
             self.spares.prepare(ctx.sandbox, ctx.workdir, env, contained)  # boots while the model answers
@@ -133,8 +136,9 @@ class ShellTool:
         return ToolOutput(f"{head}\n{output}" if output else head, is_error=bool(run.killed))
 
     def close(self) -> None:
-        """Stop the sandbox waiting for a next command (the run is ending)."""
+        """Stop the sandbox waiting for a next command (the run is ending); reap what it orphaned."""
         self.spares.close()
+        reap_orphans()
 
     def _launch(
         self, argv: list[str], env: dict[str, str], ctx: ToolContext, contained: bool, log: Path
