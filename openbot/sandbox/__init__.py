@@ -24,7 +24,6 @@ from pathlib import Path
 from openbot.errors import SandboxError
 from openbot.gate import Confined
 from openbot.paths import make_private_dir
-from openbot.processes import become_subreaper
 from openbot.sandbox.support import FORCE_UNAVAILABLE_ENV, KernelSupport, kernel_support
 
 __all__ = [
@@ -228,7 +227,6 @@ def policy_for_run(
     policy = _fit_to_kernel(policy, kernel_support(), fallback)
     if policy.confined:
         protect_own_environment()
-        become_subreaper()  # bwrap's inits outlive their bwrap: openbot reaps them (shell.py)
     return policy
 
 

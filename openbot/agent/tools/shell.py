@@ -111,8 +111,6 @@ class ShellTool:
             raise
         finally:
             os.close(log_fd)
-            if contained:
-                reap_orphans()  # bwrap's init, orphaned to openbot (a subreaper) as its bwrap exited
         duration_ms = int((time.monotonic() - started) * 1000)
         if ctx.sandbox is not None and _spare_fits(ctx) and not ctx.cancel.is_set():
             self.spares.prepare(ctx.sandbox, ctx.workdir, env, contained)  # boots while the model answers

@@ -18,6 +18,7 @@ import time
 
 from openbot import gate
 from openbot.agent.tools.trim_output import OutputCompactor
+from openbot.processes import reap_orphans
 from openbot.redact import StreamRedactor
 
 CHUNK = 1 << 20
@@ -177,6 +178,8 @@ class _Run:
             if not exited_at:
                 _signal_group(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+            if self.contained:
+                reap_orphans()  # bwrap's init, orphaned to openbot (a subreaper) as its bwrap exited
 
     def _end(self, is_open: bool, sel: selectors.BaseSelector, fd: int) -> None:
         """Stop what the command left running, then keep whatever is still buffered in the pipe."""
