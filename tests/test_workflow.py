@@ -318,6 +318,7 @@ def test_run_step_without_result_or_with_bad_input(wf: dict[str, Any], tmp_path:
         ("5", "false", True),
         ("6", "false", False),
         ("6", "true", True),
+        ("7", "false", True),  # unreviewed: the review model never approved
         ("", "false", True),
         ("137", "false", True),
     ],
@@ -438,6 +439,12 @@ def test_ci_docs_exit_code_table_matches_the_code() -> None:
     from openbot.stops import OverBudget
 
     assert "over budget" in rows[str(OverBudget.exit_code)] and "draft" in rows[str(OverBudget.exit_code)]
+    from openbot.stops import Unreviewed
+
+    assert (
+        "unreviewed" in rows[str(Unreviewed.exit_code)]
+        and "nothing merged" in rows[str(Unreviewed.exit_code)]
+    )
     codes = f"{Interrupted(signal.SIGINT).exit_code} / {Interrupted(signal.SIGTERM).exit_code}"
     assert "interrupted" in rows[codes]
     assert "ran its iterations" not in text
@@ -457,6 +464,11 @@ def test_ci_docs_exit_code_table_matches_the_code() -> None:
             "**Not verified**: `pytest` exited with 1.",
         ),
         ({"verified": None}, "openbot/b: fix", "the bot declares no `verify` commands"),
+        (
+            {"verified": True, "verified_sha": "3f1c2d4e5f60718293", "reviewed": False},
+            "openbot/b: [unreviewed] fix",
+            "passed at `3f1c2d4e5f60`",
+        ),
     ],
 )
 def test_the_pull_request_says_whether_openbot_verified_the_work(
