@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -87,6 +88,18 @@ def undone(calls: list[Any], output_bytes: int) -> list[str]:
     return problems
 
 
+def tree_cpu(before: resource.struct_rusage) -> float:
+    """CPU (user + sys) of everything the run started since `before`: this script is a child subreaper
+    (main), so what openbot orphaned (bwrap's inits, its detached rm) is reaped here and counted."""
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            break
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
 def one_run(args: argparse.Namespace) -> dict[str, Any]:
     """Own time per call (ms, calls 1..N: answer k → request k+1) and the end of the run (ms)."""
     with tempfile.TemporaryDirectory(prefix="bench-pc-") as tmp:
@@ -99,6 +112,7 @@ def one_run(args: argparse.Namespace) -> dict[str, Any]:
         if args.verify:
             config += f"verify = [{json.dumps(args.verify)}]\n"
         (bot / "config.md").write_text(f"+++\n{config}+++\nBench.\n")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         with FakeAnthropic(respond=answer(args.calls, args.output_bytes, args.action)) as api:
             env = {**os.environ, **GIT_ENV, "OPENBOT_HOME": str(home)}
             env |= {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-ant-pc-0"}
@@ -112,6 +126,7 @@ def one_run(args: argparse.Namespace) -> dict[str, Any]:
             )
             out, err = proc.communicate()
             exited = time.monotonic()
+            cpu = tree_cpu(before)
             calls = [r for r in api.requests if r.path.split("?")[0] == "/v1/messages"]
         if proc.returncode != 0 or len(calls) != args.calls + 1:
             raise SystemExit(f"run failed ({proc.returncode}, {len(calls)} requests):\n{err[-2000:]}")
@@ -121,7 +136,8 @@ def one_run(args: argparse.Namespace) -> dict[str, Any]:
             )
         own = [(b.received - a.answered) * 1000 for a, b in zip(calls, calls[1:], strict=False)]
         sizes = [len(r.raw) for r in calls]
-        return {"own_ms": own, "end_ms": (exited - calls[-1].answered) * 1000, "request_bytes": sizes}
+        end_ms = (exited - calls[-1].answered) * 1000
+        return {"own_ms": own, "end_ms": end_ms, "request_bytes": sizes, "cpu_s": cpu}
 
 
 def build_costs(calls: int, output_bytes: int, fresh: bool) -> list[float]:
@@ -171,6 +187,9 @@ def main() -> None:
     # A pip-installed openbot has its bytecode compiled; with PYTHONDONTWRITEBYTECODE set every run would
     # compile its modules again, which no installed copy does.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    import ctypes
+
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: openbot's orphans are reaped here
     runs = [one_run(args) for _ in range(args.rounds)]
     marks = [c for c in (1, 50, 100, 200, args.calls) if c <= args.calls]
     marks = sorted(set(marks))
@@ -186,6 +205,10 @@ def main() -> None:
         print(f"| {call} | {med:.1f} | {size:.0f} |")
     ends = [r["end_ms"] for r in runs]
     print(f"end of run (session_complete answered → exit): median {statistics.median(ends):.0f} ms, {ends}")
+    cpus = [round(r["cpu_s"], 2) for r in runs]
+    print(
+        f"CPU of the whole process tree (orphans reaped here): median {statistics.median(cpus):.2f} s, {cpus}"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(runs))
 

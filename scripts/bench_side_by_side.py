@@ -20,7 +20,9 @@ without a table.
 Measured per run: launch → first model request (the first request that offers tools), the loop (first
 to last model request: 15 tool round trips), the whole run (launch → exit), tokens sent (all requests;
 call 1), the share of input read from the prompt cache, peak memory (largest RSS of the process tree,
-from `wait4` in a wrapper process).
+from `wait4` in a wrapper process), and the CPU (user + sys) of the whole process tree: the wrapper is a
+child subreaper that reaps everything the tool orphaned (bwrap's namespace inits, detached helpers)
+before it reads RUSAGE_CHILDREN.
 
 Peers: `npm install -g @anthropic-ai/claude-code @openai/codex`. Claude Code honours ANTHROPIC_BASE_URL;
 Codex is pointed at the stand-in with a `model_providers` entry given by `-c` flags. Codex's own sandbox
@@ -84,14 +86,22 @@ assert len(WORK) == CALLS - 1
 EXPECT = {9: "checking {nonce}", 14: "?? checked.txt"}
 TASK = "Look around this repository with the shell, one command at a time, then say done."
 MODEL = "claude-sonnet-5-5"
+# The wrapper is a child subreaper: whatever the tool orphans (bwrap's namespace inits, a detached rm,
+# a peer's helpers) is reparented to it and reaped below, so RUSAGE_CHILDREN holds the CPU of the whole
+# tree (issue 36: `wait4` on the tool alone missed about half of openbot's). t1 is the tool's exit.
 WRAPPER = (
-    "import json,resource,subprocess,sys,time\n"
+    "import ctypes,json,os,resource,subprocess,sys,time\n"
+    "ctypes.CDLL(None).prctl(36,1,0,0,0)\n"
     "t0=time.monotonic()\n"
     "out=open(sys.argv[2],'wb')\n"
     "rc=subprocess.call(sys.argv[3:],stdout=out,stderr=subprocess.STDOUT,stdin=subprocess.DEVNULL)\n"
     "t1=time.monotonic()\n"
-    "m=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-    "open(sys.argv[1],'w').write(json.dumps({'t0':t0,'t1':t1,'rc':rc,'maxrss_kb':m}))\n"
+    "while True:\n"
+    "    try: os.wait()\n"
+    "    except ChildProcessError: break\n"
+    "u=resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "d={'t0':t0,'t1':t1,'rc':rc,'maxrss_kb':u.ru_maxrss,'cpu_s':u.ru_utime+u.ru_stime}\n"
+    "open(sys.argv[1],'w').write(json.dumps(d))\n"
 )
 # How a tool reports a command's exit status inside the result the model gets: openbot heads it
 # "exit code: N", Codex says "Process exited with code N"; Claude Code flags a failure with `is_error`.
@@ -472,7 +482,7 @@ def launch(argv: list[str], cwd: Path, env: dict[str, str], stats: Path, out: Pa
         os.killpg(proc.pid, signal.SIGKILL)  # the tool and all it started
         proc.wait()
         now = time.monotonic()
-        return {"t0": now, "t1": now, "rc": -9, "maxrss_kb": 0}
+        return {"t0": now, "t1": now, "rc": -9, "maxrss_kb": 0, "cpu_s": 0.0}
     return dict(json.loads(stats.read_text()))
 
 
@@ -488,6 +498,7 @@ def figures(calls: list[tuple[float, bool, int, int]], s: dict[str, Any]) -> dic
         "tokens_call1": scenario[0][2] if scenario else 0,
         "cache_read_share": sum(c[3] for c in calls) / prompt if prompt else 0.0,
         "peak_mb": s["maxrss_kb"] / 1024,
+        "cpu_s": s["cpu_s"],
         "requests": len(calls),
     }
 
@@ -533,6 +544,7 @@ FIELDS = [  # (key, label, format of a median)
     ("first_request_s", "launch → first request", "{:.2f} s"),
     ("loop_s", "16-call loop", "{:.2f} s"),
     ("whole_s", "whole run", "{:.2f} s"),
+    ("cpu_s", "CPU, whole process tree", "{:.2f} s"),
     ("tokens_sent", "tokens sent (16 calls)", "{:,.0f}"),
     ("tokens_call1", "tokens on call 1", "{:,.0f}"),
     ("cache_read_share", "cache-read share", "{:.3f}"),
