@@ -465,9 +465,14 @@ def test_ci_docs_exit_code_table_matches_the_code() -> None:
         ),
         ({"verified": None}, "openbot/b: fix", "the bot declares no `verify` commands"),
         (
-            {"verified": True, "verified_sha": "3f1c2d4e5f60718293", "reviewed": False},
+            {
+                "verified": True,
+                "verified_sha": "3f1c2d4e5f60718293",
+                "reviewed": False,
+                "review": {"attempt": 2, "model": "ollama:qwen"},
+            },
             "openbot/b: [unreviewed] fix",
-            "passed at `3f1c2d4e5f60`",
+            "**Not approved by its review model** after 2 review(s) by `ollama:qwen`.",
         ),
     ],
 )

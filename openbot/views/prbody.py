@@ -34,7 +34,7 @@ def pr_body(result: Mapping[str, Any], branch: str, run_url: str) -> str:
         ended = f"**A draft**: the run ended {code(status)}: {_inline(result.get('reason'))}."
     lines = [
         ended,
-        _verified(result),
+        _verified(result) + _reviewed(result),
         f"Bot {code(result.get('bot') or '?')}, run {code(result.get('run_id') or '?')}: "
         f"{_number(result.get('iterations'))} iteration(s), {_tokens(result.get('tokens'))} tokens, "
         f"${_number(result.get('cost_usd'))}.",
@@ -45,6 +45,16 @@ def pr_body(result: Mapping[str, Any], branch: str, run_url: str) -> str:
         _fenced(str(result.get("summary") or "") or "(no summary)"),
     ]
     return "\n\n".join(lines) + "\n"
+
+
+def _reviewed(result: Mapping[str, Any]) -> str:
+    """The bot's review of the verified work (docs/VERIFY.md, "Review"); "" without one."""
+    found = result.get("review")
+    review: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    said = f"{_number(review.get('attempt'))} review(s) by {code(review.get('model') or '?')}"
+    if result.get("reviewed") is True:
+        return f" Approved by its review model after {said}."
+    return f" **Not approved by its review model** after {said}." if result.get("reviewed") is False else ""
 
 
 def _verified(result: Mapping[str, Any]) -> str:
