@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from openbot import events as ev
 from openbot.views.escapes import visible
 from openbot.views.fields import lines_of, money
+from openbot.views.heartbeat import Heartbeat
 from openbot.views.transcript import (
     Boundary,
     Called,
@@ -78,9 +79,13 @@ class LiveView:
         self.cost = 0.0
         self.cost_known = True
         self.budget: dict[str, object] | None = None
+        # Off a terminal, a long model call says it is waiting (views/heartbeat.py); a terminal has the
+        # status line, and `openbot logs` shows stored events (through `show`, never `emit`).
+        self.heartbeat = None if self.stream_text else Heartbeat(self.line)
 
     def close(self) -> None:
-        pass
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
 
     def line(self, text: str) -> None:
         self._write(("\n" if self._mid_text else "") + self.redact(text) + "\n")
@@ -106,6 +111,8 @@ class LiveView:
         return f"{tokens} · {cost} so far"
 
     def emit(self, event: ev.Event) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.saw(event.type)
         self.show(live_entry(event))
 
     def show(self, e: Entry) -> None:
@@ -176,6 +183,7 @@ class RichView(LiveView):
 
     def __init__(self, console: Any, redact: Callable[[str], str] = lambda s: s) -> None:
         super().__init__(console.file, redact, stream_text=False)
+        self.heartbeat = None  # the status line shows the wait
         self.console = console
         self.steps = 0
         self.activity = "starting"
