@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from openbot.agent.models.base import Usage
 from openbot.errors import ModelError
+from openbot.events import TokenCount
 from openbot.stops import LimitReached
 
 if TYPE_CHECKING:
@@ -26,6 +27,19 @@ if TYPE_CHECKING:
 # Ten times the largest context window any model offers (10M tokens): one call, its retries with more
 # room and a compaction's passes included, bills far less.
 ABSURD_TOKENS = 100_000_000
+
+
+def token_count(model: str, usage: Usage) -> TokenCount:
+    """The `token_count` event of one model call (the agent's turn and the review pass both say it)."""
+    return TokenCount(
+        model=model,
+        input=usage.input_tokens,
+        output=usage.output_tokens,
+        cache_read=usage.cache_read_tokens,
+        cache_write=usage.cache_write_tokens,
+        cost_usd=round(usage.cost_usd, 6),
+        cost_known=usage.cost_known,
+    )
 
 
 def impossible(usage: Usage) -> str:

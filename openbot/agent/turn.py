@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from openbot.agent.budget import Budget
+from openbot.agent.budget import Budget, token_count
 from openbot.agent.context import ContextKeeper, compact
 from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, PromptTooLong, Usage
 from openbot.agent.repeats import Repeats
@@ -25,7 +25,6 @@ from openbot.errors import ModelError
 from openbot.events import (
     Message,
     Notice,
-    TokenCount,
     ToolCall,
     TurnAborted,
     TurnCompleted,
@@ -237,17 +236,7 @@ class Turn:
     def _account(self, usage: Usage) -> None:
         self.budget.add(usage)  # first: it refuses usage no call can have (agent/budget.py)
         self.result.usage.add(usage)
-        self.ctx.sink.emit(
-            TokenCount(
-                model=self.model.model,
-                input=usage.input_tokens,
-                output=usage.output_tokens,
-                cache_read=usage.cache_read_tokens,
-                cache_write=usage.cache_write_tokens,
-                cost_usd=round(usage.cost_usd, 6),
-                cost_known=usage.cost_known,
-            )
-        )
+        self.ctx.sink.emit(token_count(self.model.model, usage))
 
     def _run_tools(self, tool_uses: list[ToolUseBlock], as_text: bool = False) -> Completion | None:
         """Run the calls in order, until one completes the session (returned) or the run is cancelled:

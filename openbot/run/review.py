@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from openbot.agent.budget import token_count
 from openbot.agent.models.base import ModelBackend, ModelRequest, Usage
 from openbot.config.review import ReviewSpec, parse_review
-from openbot.events import Event, EventSink, TokenCount
+from openbot.events import Event, EventSink
 from openbot.run.verify import Verifier
 from openbot.state.messages import text_block
 from openbot.stops import Completion, Unreviewed
@@ -146,17 +147,7 @@ class Reviewer:
 
     def _account(self, usage: Usage, sink: EventSink) -> None:
         self.budget.add(usage)
-        sink.emit(
-            TokenCount(
-                model=self.model.model,
-                input=usage.input_tokens,
-                output=usage.output_tokens,
-                cache_read=usage.cache_read_tokens,
-                cache_write=usage.cache_write_tokens,
-                cost_usd=round(usage.cost_usd, 6),
-                cost_known=usage.cost_known,
-            )
-        )
+        sink.emit(token_count(self.model.model, usage))
 
     def _feedback(self, reply: str, note: str, sha: str) -> str:
         edits = self.plan.work.mode == "edits"

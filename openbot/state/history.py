@@ -20,25 +20,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from openbot import paths
 from openbot.errors import NotFoundError, UsageError
 from openbot.files import loads_strict, locked
 from openbot.state import legacy_history
 from openbot.state.records import write_record  # padded: a final state fits on a full disk
+from openbot.stops import Status
 
-SESSION_STATUSES = (
-    "running",
-    "completed",
-    "limit",
-    "interrupted",
-    "refused",
-    "unverified",
-    "unreviewed",
-    "over_budget",
-    "failed",
-)
+SESSION_STATUSES = get_args(Status)
 UNKNOWN = "unknown"  # shown for a session whose metadata.json cannot be read; never written
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
 _SESSION_RE = re.compile(r"^(\d{6,})-(\d{8}T\d{6}Z)$")
