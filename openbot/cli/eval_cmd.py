@@ -193,8 +193,9 @@ def _run_all(
         print(f"eval: [{i}/{len(tasks)}] {task.name} …", file=sys.stderr, flush=True)
         r = run_task(task, bot, workdir / f"task-{i:03d}", run_args, walls, as_verify)
         why = f": {r.error}" if r.error else ""
+        said = solved_cell(r, markdown=False)  # a terminal line: no markdown
         print(
-            f"eval: [{i}/{len(tasks)}] {task.name}: {solved_cell(r)} ({r.status}, {r.wall_secs:.0f} s){why}",
+            f"eval: [{i}/{len(tasks)}] {task.name}: {said} ({r.status}, {r.wall_secs:.0f} s){why}",
             file=sys.stderr,
             flush=True,
         )

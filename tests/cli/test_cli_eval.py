@@ -69,6 +69,9 @@ def test_eval_reports_solved_unsolved_and_claimed_done_but_failing(tmp_path: Pat
         assert r["model_calls"] >= 2 and r["tool_calls"] >= 1 and r["tokens"] > 0, r
     assert by["solved"]["model_calls"] == 3 and by["solved"]["tool_calls"] == 2
     assert "| claims-done | **no — claimed done** | failed (1) | 0 | completed |" in proc.stdout
+    # the progress line on the terminal is plain text, not markdown (it printed the table's `**`)
+    (progress,) = [ln for ln in proc.stderr.splitlines() if "claims-done: " in ln]
+    assert "NO — claimed done" in progress and "**" not in progress
     assert "solves 2 of 4 at $0.0000 each" in proc.stdout
     assert "1 claimed done but failed the check" in proc.stdout
     # The user's repository was only read: no bot branch, no new commit.

@@ -14,13 +14,17 @@ HEADER = (
 )
 
 
-def solved_cell(r: TaskResult) -> str:
+def solved_cell(r: TaskResult, markdown: bool = True) -> str:
+    """yes / no / not run; `markdown` bolds the case a user must never miss (the report's table), a
+    progress line on the terminal says it plainly."""
     if r.error and r.check_exit is None and not r.checked:
         return "not run"
     if r.solved:
         return "yes"
     # The case a user must never miss: the run said it was done and the check says otherwise.
-    return "**no — claimed done**" if r.claimed_done else "no"
+    if r.claimed_done:
+        return "**no — claimed done**" if markdown else "NO — claimed done"
+    return "no"
 
 
 def _cell(text: str) -> str:
