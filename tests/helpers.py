@@ -147,8 +147,8 @@ def start_run(*args: str, cwd: Path, **popen: Any) -> subprocess.Popen[str]:
 
 def walk(root: Path, into_git: bool = False) -> list[Path]:
     """Every path under `root` (not inside `.git` directories unless `into_git`). os.walk, not rglob: a
-    run's trash in `.git/openbot-worktrees/` is deleted by a detached rm after openbot exits, and rglob
-    raises when a directory vanishes under it; os.walk skips it."""
+    finished run's trash (in OPENBOT_HOME/trash) is deleted by a detached rm after openbot exits, and
+    rglob raises when a directory vanishes under it; os.walk skips it."""
     found = []
     for top, dirs, files in os.walk(root):
         if not into_git:

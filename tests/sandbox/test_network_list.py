@@ -17,7 +17,7 @@ import pytest
 
 from openbot import paths
 from tests import pkgindex
-from tests.helpers import complete, make_bot, make_repo, reply, run_cli, shell
+from tests.helpers import complete, make_bot, make_repo, reply, run_cli, shell, walk
 from tests.run.test_hostile_files import NOBODY
 from tests.run.test_hostile_files import user as user  # the root/nobody fixture
 
@@ -112,7 +112,8 @@ def pip_env(port: int) -> dict[str, str]:
 
 def network_events() -> list[dict[str, Any]]:
     found = []
-    for log in paths.home().rglob("events.jsonl"):
+    # walk, not rglob: a finished run's trash in OPENBOT_HOME/trash is deleted by a detached rm meanwhile
+    for log in (p for p in walk(paths.home()) if p.name == "events.jsonl"):
         for line in log.read_text().split("\n"):
             if line and json.loads(line)["type"] == "network":
                 found.append(json.loads(line))
