@@ -7,15 +7,14 @@ import os
 import pty
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from openbot import paths
 from tests.helpers import git, make_repo, read_pty, run_cli
+from tests.skills_registry import skills_server
 
 
 def write(path: Path, text: str) -> Path:
@@ -170,42 +169,19 @@ def test_a_run_survives_a_broken_skill_the_bot_wrote(repo: Path) -> None:
 SHA = "89abcdef0123456789abcdef0123456789abcdef"
 
 
-class _GitHub(BaseHTTPRequestHandler):
-    """A loopback stand-in for GitHub: its API names the commit HEAD is at, raw content serves the
-    skill at that commit only."""
-
-    seen: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        self.seen.append(self.path)
-        if self.path == "/repos/acme/tools/commits/HEAD":
-            self._send(200, json.dumps({"sha": SHA}).encode())
-        elif self.path == f"/acme/tools/{SHA}/skills/review/SKILL.md":
-            self._send(200, skill_md("review", "Read every diff twice.").encode())
-        else:
-            self._send(404, b"404: Not Found")
-
-    def _send(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+SEEN: list[str] = []  # the paths the stand-in for the registry and GitHub was asked
 
 
 @pytest.fixture
 def github() -> Iterator[dict[str, str]]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _GitHub)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    _GitHub.seen = []
-    try:
-        yield {"OPENBOT_SKILLS_REGISTRY": base, "OPENBOT_SKILLS_RAW": base, "OPENBOT_SKILLS_API": base}
-    finally:
-        server.shutdown()
-        server.server_close()
+    """GitHub's API names the commit HEAD is at; raw content serves the skill at that commit only."""
+    SEEN.clear()
+    answers = {
+        "/repos/acme/tools/commits/HEAD": json.dumps({"sha": SHA}).encode(),
+        f"/acme/tools/{SHA}/skills/review/SKILL.md": skill_md("review", "Read every diff twice.").encode(),
+    }
+    with skills_server(answers, SEEN) as env:
+        yield env
 
 
 def test_a_local_path_that_does_not_exist_is_exit_2_and_never_downloaded(
@@ -217,7 +193,7 @@ def test_a_local_path_that_does_not_exist_is_exit_2_and_never_downloaded(
         assert out.returncode == 2, (source, out.stdout, out.stderr)
         assert f"{source}: no such file or directory (nothing was downloaded)" in out.stderr
         assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
-    assert _GitHub.seen == [] and not paths.global_skills_dir().exists()
+    assert SEEN == [] and not paths.global_skills_dir().exists()
 
 
 def test_a_registry_skill_is_pinned_shown_and_installed_only_with_yes(
@@ -235,7 +211,7 @@ def test_a_registry_skill_is_pinned_shown_and_installed_only_with_yes(
     )
     pins = json.loads((paths.global_skills_dir() / ".pins.json").read_text())
     assert pins["review"]["commit"] == SHA and pins["review"]["source"] == "acme/tools/review"
-    assert all("/main/" not in p for p in _GitHub.seen)  # fetched at the commit, never a moving branch
+    assert all("/main/" not in p for p in SEEN)  # fetched at the commit, never a moving branch
 
 
 def test_a_skill_from_a_git_url_is_pinned_and_needs_yes(tmp_path: Path) -> None:

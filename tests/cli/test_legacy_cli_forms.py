@@ -5,60 +5,36 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from openbot import paths
 from tests.helpers import complete, git, make_bot, reply, run_cli, shell
+from tests.skills_registry import skills_server
 
 SKILL = "---\nname: brainstorming\ndescription: Think before you code\n---\nList three options first.\n"
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
-class _Registry(BaseHTTPRequestHandler):
-    """skills.sh's search API, GitHub's API for the commit a skill is pinned to, and GitHub's raw
-    content at that commit."""
-
-    seen: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        self.seen.append(self.path)
-        if self.path.startswith("/api/search?"):
-            hits = [{"id": "obra/superpowers/brainstorming", "skillId": "brainstorming", "name": "b",
-                     "installs": 1234, "source": "obra/superpowers"}]  # fmt: skip
-            self._send(200, json.dumps({"skills": hits, "count": 1}).encode())
-        elif self.path == "/repos/obra/superpowers/commits/HEAD":
-            self._send(200, json.dumps({"sha": SHA}).encode())
-        elif self.path == f"/obra/superpowers/{SHA}/skills/brainstorming/SKILL.md":
-            self._send(200, SKILL.encode())
-        else:
-            self._send(404, b"404: Not Found")
-
-    def _send(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+SEEN: list[str] = []  # the paths the stand-in for the registry and GitHub was asked
 
 
 @pytest.fixture
 def registry() -> Iterator[dict[str, str]]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Registry)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    _Registry.seen = []
-    try:
-        yield {"OPENBOT_SKILLS_REGISTRY": base, "OPENBOT_SKILLS_RAW": base, "OPENBOT_SKILLS_API": base}
-    finally:
-        server.shutdown()
-        server.server_close()
+    """skills.sh's search API, GitHub's API for the commit a skill is pinned to, and GitHub's raw content
+    at that commit."""
+    SEEN.clear()
+    hits = [{"id": "obra/superpowers/brainstorming", "skillId": "brainstorming", "name": "b",
+             "installs": 1234, "source": "obra/superpowers"}]  # fmt: skip
+    answers = {
+        "/api/search?": json.dumps({"skills": hits, "count": 1}).encode(),
+        "/repos/obra/superpowers/commits/HEAD": json.dumps({"sha": SHA}).encode(),
+        f"/obra/superpowers/{SHA}/skills/brainstorming/SKILL.md": SKILL.encode(),
+    }
+    with skills_server(answers, SEEN) as env:
+        yield env
 
 
 def test_skills_search_and_install_by_registry_id_with_short_flags(
@@ -68,7 +44,7 @@ def test_skills_search_and_install_by_registry_id_with_short_flags(
     found = run_cli("skills", "search", "brain", "-l", "5", cwd=repo, env=registry)
     assert found.returncode == 0, found.stderr
     assert "obra/superpowers/brainstorming" in found.stdout and "1,234 installs" in found.stdout
-    assert any(p.startswith("/api/search?q=brain&limit=5") for p in _Registry.seen)
+    assert any(p.startswith("/api/search?q=brain&limit=5") for p in SEEN)
 
     out = run_cli(
         "skills", "install", "obra/superpowers/brainstorming", "-b", "fixer", "-y", cwd=repo, env=registry
