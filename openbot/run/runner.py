@@ -24,11 +24,12 @@ from openbot.errors import EXIT_FAILED, ConfigError, OpenbotError, debug_enabled
 from openbot.events import EventLog, Notice, NoticeKind, TeeSink
 from openbot.git.gitcmd import warm_pygit2
 from openbot.run.mcp_servers import start_mcp
+from openbot.run.parts import RunParts
 from openbot.run.plan import RunPlan
 from openbot.run.protocols import Guard, Input, View
 from openbot.run.record import Recorder
 from openbot.run.result import RunResult
-from openbot.run.session import RunParts, Session
+from openbot.run.session import Session
 from openbot.run.signals import GuardedModel, SaveAbandoned
 from openbot.run.spend_account import open_account
 from openbot.run.stopped_summary import STOPPED, run_summary
@@ -50,8 +51,7 @@ class Runner:
         self.recorder = Recorder(new_record(plan))  # the one writer of run.json
         self.recorder.started()
         self.record = rec = self.recorder.record
-        redactor = plan.redactor
-        config = plan.config
+        redactor, config = plan.redactor, plan.config
         self.notices = TeeSink(view)  # + the run's events.jsonl once `_start` opens it
         # Budgets apply to each invocation; the run record's totals add up across resumes.
         budget = Budget(config.max_cost_usd, config.max_tokens, config.max_minutes)

@@ -14,15 +14,12 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from openbot.agent.budget import Budget
-from openbot.agent.context import ContextKeeper, estimate_tokens
+from openbot.agent.context import estimate_tokens
 from openbot.agent.editmode import EditMode, EditTurn
 from openbot.agent.editprompt import Shown, first_message, listing, show_files
-from openbot.agent.models.base import ModelBackend
 from openbot.agent.prompt import (
     IterationState,
     PromptParts,
@@ -32,60 +29,20 @@ from openbot.agent.prompt import (
     system_prompt,
 )
 from openbot.agent.textprompt import tools_prompt
-from openbot.agent.tools.base import Tool, ToolContext
+from openbot.agent.tools.base import ToolContext
 from openbot.agent.tools.registry import tool_specs
 from openbot.agent.turn import Turn, TurnLimits, TurnResult
 from openbot.config.skills import Skill
 from openbot.errors import OpenbotError
 from openbot.events import Error, EventLog, Notice, SessionEnded, SessionStarted, TeeSink
 from openbot.files import write_atomic
-from openbot.redact import Redactor
-from openbot.run.plan import RunPlan
-from openbot.run.protocols import View
-from openbot.run.record import Recorder
+from openbot.run.parts import RunParts
 from openbot.run.stopped_summary import STOPPED, session_summary
-from openbot.run.workspace import Workspace
-from openbot.state.conversation import Conversation
-from openbot.state.history import History, SessionMeta
-from openbot.state.runstate import RunRecord
-from openbot.stops import Cancel, Completed, Completion, Status, Stop, Unverified
+from openbot.state.history import SessionMeta
+from openbot.stops import Completed, Completion, Status, Stop, Unverified
 
 if TYPE_CHECKING:
-    from openbot.run.unchanged import Unchanged
-    from openbot.run.verify import Verifier
-
-
-@dataclass
-class RunParts:
-    """What every session of one run shares; built once by the runner."""
-
-    plan: RunPlan
-    recorder: Recorder  # the one writer of run.json
-    workspace: Workspace
-    history: History
-    model: ModelBackend
-    tools: list[Tool]
-    conversation: Conversation
-    context: ContextKeeper
-    budget: Budget
-    redactor: Redactor
-    view: View
-    cancel: Cancel
-    take_input: Callable[[], list[str]]
-    base_tokens: dict[str, int]  # what earlier invocations of a resumed run spent
-    base_cost: float
-    verifier: Verifier | None = None  # openbot's check at session_complete (run/verify.py)
-    unchanged: Unchanged | None = None  # a completion with nothing changed is questioned once
-
-    @property
-    def record(self) -> RunRecord:
-        return self.recorder.record
-
-    def save_totals(self, *, final: bool = False) -> None:
-        """The run record's tokens and cost: earlier invocations plus this one's budget so far."""
-        base, spent = self.base_tokens, self.budget.spent
-        tokens = {k: base.get(k, 0) + spent.as_dict().get(k, 0) for k in {**base, **spent.as_dict()}}
-        self.recorder.totals(tokens, self.base_cost + spent.cost_usd, spent.cost_known, final=final)
+    pass
 
 
 class Session:
