@@ -100,7 +100,7 @@ def plan_run(req: RunRequest) -> RunPlan:
         _check_repo(repo, resume)
         preflight.check_lfs_objects(repo, resume)
     if resume is not None:
-        notices.append(_check_resumable(resume, req.resume == LAST))
+        notices.append(preflight.check_resumable(resume, req.resume == LAST))
     _check_sandbox(config, req.cwd)
     check_environment(config, str(bot_file.path), os.environ)  # an unset ${NAME} fails now, not mid-run
     memory, legacy = _memory(req, bot, project, resume)
@@ -263,22 +263,6 @@ def _check_repo(repo: RepoInfo, resume: RunRecord | None) -> None:
             f"cannot resume run {resume.run_id}: its branch '{resume.branch}' {why}",
             hint=f"start a new run: openbot run {resume.bot}",
         )
-
-
-def _check_resumable(rec: RunRecord, found_as_last: bool) -> str:
-    """Refuse to resume a run whose process is still alive on this machine, or one whose conversation is
-    damaged; the line that says which run resumes when the user gave no id."""
-    from openbot.run import preflight
-
-    if rec.pid == os.getpid() or not rec.process_alive():
-        # finished, or died without finishing (resuming it is what the user wants), or elsewhere
-        preflight.check_conversation(rec.conversation_path)
-        said = f"resuming the last run {rec.run_id} ({rec.status}, started {rec.created_at})"
-        return said if found_as_last else ""
-    raise UsageError(
-        f"run {rec.run_id} is still running (pid {rec.pid})",
-        hint=f"stop it first (kill -INT {rec.pid}), then resume it",
-    )
 
 
 def _check_sandbox(config: BotConfig, cwd: Path) -> None:

@@ -163,3 +163,17 @@ def check_verify(spec: VerifySpec, use_worktree: bool) -> VerifySpec:
             hint="run it in a repository without --no-worktree, or remove the verify commands",
         )
     return spec
+
+
+def check_resumable(rec: RunRecord, found_as_last: bool) -> str:
+    """Refuse to resume a run whose process is still alive on this machine, or one whose conversation is
+    damaged; the line that says which run resumes when the user gave no id."""
+    if rec.pid == os.getpid() or not rec.process_alive():
+        # finished, or died without finishing (resuming it is what the user wants), or elsewhere
+        check_conversation(rec.conversation_path)
+        said = f"resuming the last run {rec.run_id} ({rec.status}, started {rec.created_at})"
+        return said if found_as_last else ""
+    raise UsageError(
+        f"run {rec.run_id} is still running (pid {rec.pid})",
+        hint=f"stop it first (kill -INT {rec.pid}), then resume it",
+    )
