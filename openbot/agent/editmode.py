@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 
 from openbot.agent.edits import Edit, Parsed, parse_reply, path_in, repair, replace_once
 from openbot.agent.models.base import ModelReply, ModelRequest
+from openbot.agent.replies import Verdict
 from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
 from openbot.agent.tools.editor import resolve_inside
 from openbot.agent.tools.registry import run_tool
 from openbot.agent.turn import Turn
+from openbot.agent.wholefile import WholeFiles
 from openbot.events import ToolCall
 from openbot.files import read_text_capped
 from openbot.stops import Completed, Completion, StepLimit, Stuck
@@ -44,6 +46,7 @@ To run a command, write it in a ```sh block. When the task is done, reply DONE."
 NOTHING_YET = "[openbot] You said DONE, but no file has changed yet. "
 LOST = "are gone"
 AGAIN = "Send that file again, whole: the old lines that should stay and yours."
+CUT = "the reply was cut at its length limit: the files whose blocks closed in it are applied"
 ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
 
 
@@ -59,11 +62,18 @@ class EditMode:
     new: list[str] = field(default_factory=list)  # files the task names that do not exist yet
     told: bool = False  # the format was explained after a reply with nothing in it
     applied: bool = False  # an edit of this session was committed
+    whole: WholeFiles = field(default_factory=WholeFiles)
 
-    def act(self, text: str, ctx: ToolContext, step: int) -> str:
-        """Apply the reply `text`; the next message for the model. Raises Completed when the work is done
-        (the check passed after an edit, or the model said so), Stuck after a second empty reply."""
+    def __post_init__(self) -> None:
+        self.whole.seen.update(self.in_chat)
+
+    def act(self, text: str, ctx: ToolContext, step: int, truncated: bool = False) -> str:
+        """Apply the reply `text` (`truncated`: it ended at its length limit); the next message for the
+        model. Raises Completed when the work is done (the check passed after an edit, or the model said
+        so), Stuck after a second empty reply."""
         parsed = parse_reply(text, [*self.files, *self.new])
+        if not truncated:  # a block left open by a reply that ended by itself holds the whole file
+            parsed.edits = [dataclasses.replace(e, cut=False) for e in parsed.edits]
         if not parsed.edits and not parsed.commands:
             return self._nothing(text, parsed)
         self.told = False
@@ -101,7 +111,8 @@ class EditMode:
             path = repair(edit.path, self.files, self.in_chat, str(ctx.workdir.resolve()), self.new)
             moved = f" (you wrote {edit.path})" if path != edit.path else ""
             before = _current(ctx, path)
-            new, problem = _edited(before, edit)
+            whole, said = self.whole.judge(path, before, edit)
+            new, problem = (whole, "") if whole is not None else ("", said) if said else _edited(before, edit)
             if problem:
                 notes.append(f"{path}{moved}: not changed: {problem}")
                 continue
@@ -115,8 +126,10 @@ class EditMode:
                 continue
             changed.append(path)
             self.files.add(path)
-            how = "whole file" if edit.search is None else "search/replace"
+            how = "search/replace" if edit.search is not None else said or "whole file"
             notes.append(f"{path}{moved}: written ({how}){_lost(before, new) if edit.search is None else ''}")
+            if edit.search is None:
+                self.whole.seen.add(path)
             if LOST in notes[-1]:
                 both = f"{(before or '').rstrip()}\n{new.rstrip()}"  # what an addition would have made
                 notes.append(f"If you meant to add to it, send it whole, as:\n{path}\n```\n{both}\n```")
@@ -164,7 +177,7 @@ def _lost(before: str | None, after: str) -> str:
     it adds): said, so that the model can send the whole file again."""
     old = [line for line in (before or "").splitlines() if line.strip()]
     gone = [line for line in old if line not in after.splitlines()]
-    if not gone or len(gone) * 2 < len(old):
+    if not gone or len(gone) * 2 <= len(old):
         return ""
     shown = ", ".join(f"`{line.strip()[:60]}`" for line in gone[:5]) + (", ..." if gone[5:] else "")
     return f"; {len(gone)} of its {len(old)} lines {LOST} ({shown}): a whole file replaces all of the old one"
@@ -259,11 +272,18 @@ class EditTurn(Turn):
         self._acted = True  # a reply without an edit is `EditMode.act`'s to judge, not "called no tool"
         self.protocol = "native"  # no call is read from the text (agent/textreply.py); none is sent either
 
+    def _judge(self, reply: ModelReply, verdict: Verdict) -> Verdict:
+        cut = reply.truncated and not reply.tool_uses and not reply.empty
+        return (
+            Verdict("run", note=CUT, event=verdict.event) if cut else verdict
+        )  # "continue" would make a pathless file
+
     def _request(self) -> ModelRequest:
         return dataclasses.replace(super()._request(), tools=[])
 
     def _execute(self, reply: ModelReply) -> None:
-        self.conversation.add_user_text(self.edits.act(reply.text, self.ctx, self.result.steps))
+        said = self.edits.act(reply.text, self.ctx, self.result.steps, reply.truncated)
+        self.conversation.add_user_text(said)
         if self.ctx.cancel.is_set():
             raise self.ctx.cancel.interrupted()
         if self.result.steps >= self.limits.max_steps:

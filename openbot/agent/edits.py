@@ -44,6 +44,7 @@ class Edit:
     path: str
     text: str
     search: str | None = None
+    cut: bool = False  # its block never closed: the reply ended first
 
 
 @dataclass
@@ -95,7 +96,7 @@ def _fenced(lines: list[str], i: int, fence: re.Match[str], out: Parsed) -> int:
         return end + 1
     path = _path_before(lines, i, out.known) or (info if _pathlike(info) and "." in info else "")
     if path:
-        out.edits.append(Edit(path, "".join(body)))
+        out.edits.append(Edit(path, "".join(body), cut=end == len(lines)))
     else:
         out.pathless += 1
     return end + 1
@@ -113,7 +114,7 @@ def _search_replace(lines: list[str], i: int, path: str, out: Parsed) -> int:
             into.append(lines[j])
         j += 1
     if path:
-        out.edits.append(Edit(path, "".join(replace), "".join(search)))
+        out.edits.append(Edit(path, "".join(replace), "".join(search), j >= len(lines)))
         out.last_path = path
     return j + 1
 

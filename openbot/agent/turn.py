@@ -17,7 +17,7 @@ from openbot.agent.budget import Budget, token_count
 from openbot.agent.context import ContextKeeper, compact
 from openbot.agent.models.base import ModelBackend, ModelReply, ModelRequest, PromptTooLong, Usage
 from openbot.agent.repeats import Repeats
-from openbot.agent.replies import MAX_REASKS, judge, refusal_text, said
+from openbot.agent.replies import MAX_REASKS, Verdict, judge, refusal_text, said
 from openbot.agent.textreply import read_reply, results_text
 from openbot.agent.tools.base import Tool, ToolContext
 from openbot.agent.tools.registry import run_tool, tool_specs
@@ -186,7 +186,7 @@ class Turn:
                           self.result.steps, self.ctx.sink)  # fmt: skip
         self._text_uses, reply.defect = text.uses, reply.defect or text.defect
         acted = self._acted or bool(self._text_uses)
-        verdict = judge(reply, acted=acted, text_calls=text.taught, not_run=text.not_run)
+        verdict = self._judge(reply, judge(reply, acted=acted, text_calls=text.taught, not_run=text.not_run))
         if verdict.keep and reply.content:  # an empty assistant message would make later requests invalid
             self.conversation.append({"role": "assistant", "content": reply.content})
         if verdict.keep and reply.text:
@@ -213,6 +213,9 @@ class Turn:
                 raise Stuck(f"{self._reasks} replies in a row {why} ({verdict.event}); nothing in them ran")
             self.conversation.add_user_text(verdict.note)
         return None
+
+    def _judge(self, reply: ModelReply, verdict: Verdict) -> Verdict:
+        return verdict  # EditTurn acts on a reply cut at its length limit: what closed in it is applied
 
     def _execute(self, reply: ModelReply) -> None:
         tool_uses = reply.tool_uses or self._text_uses

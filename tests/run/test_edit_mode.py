@@ -165,16 +165,18 @@ def conversation_texts(bot: str) -> list[str]:
 
 
 def test_a_whole_file_that_drops_most_of_the_old_one_is_said_before_done_is_taken(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "proj", {".gitignore": "__pycache__/\n*.pyc\n", "main.py": "print(1)\n"})
-    only_new = text("Ignore build.\n\n.gitignore\n```\nbuild/\n```\nDONE\n")
-    whole = text("Keep them.\n\n.gitignore\n```\n__pycache__/\n*.pyc\nbuild/\n```\n")
-    make_bot("e", [only_new, whole, text("DONE")], EDITS, instructions="Add build/ to .gitignore.")
+    repo = make_repo(
+        tmp_path / "proj", {".gitignore": "__pycache__/\n*.pyc\n.venv/\n", "main.py": "print(1)\n"}
+    )
+    most_gone = text("Ignore build.\n\n.gitignore\n```\n*.pyc\nbuild/\n```\nDONE\n")
+    whole = text("Keep them.\n\n.gitignore\n```\n__pycache__/\n*.pyc\n.venv/\nbuild/\n```\n")
+    make_bot("e", [most_gone, whole, text("DONE")], EDITS, instructions="Add build/ to .gitignore.")
     out = run_cli("run", "e", cwd=repo)
     assert out.returncode == 0, out.stderr
-    assert show(repo, ".gitignore") == "__pycache__/\n*.pyc\nbuild/"
-    told = [t for t in conversation_texts("e") if "2 of its 2 lines are gone" in t]
-    assert len(told) == 1 and "`__pycache__/`, `*.pyc`" in told[0] and "Send that file again" in told[0]
-    assert "send it whole, as:\n.gitignore\n```\n__pycache__/\n*.pyc\nbuild/\n```" in told[0]
+    assert show(repo, ".gitignore") == "__pycache__/\n*.pyc\n.venv/\nbuild/"
+    told = [t for t in conversation_texts("e") if "2 of its 3 lines are gone" in t]
+    assert len(told) == 1 and "`__pycache__/`, `.venv/`" in told[0] and "Send that file again" in told[0]
+    assert "send it whole, as:\n.gitignore\n```\n__pycache__/\n*.pyc\n.venv/\n*.pyc\nbuild/\n```" in told[0]
 
 
 def test_a_new_file_the_task_names_is_listed_and_a_slip_in_its_name_lands_on_it(tmp_path: Path) -> None:

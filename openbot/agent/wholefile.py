@@ -1,0 +1,74 @@
+"""Whole files a model wrote for files that exist (work_mode "edits"): when one is written, added to, or
+refused. The rule, as docs/MODELS.md says it:
+
+- **not seen, not replaced**: an existing file the model has not seen whole (not in its first message, not
+  written by it, not shown it since) is not replaced by a whole file — that would drop lines it never
+  read. The file is shown (when it fits) and the model asked for SEARCH/REPLACE blocks, or the file again
+  now that it has read it.
+- **nothing kept, added**: a whole file that keeps none of the non-blank lines of an existing file of two or
+  more is a small model writing only what it adds (a `.gitignore` line, a new function): it is added at
+  the file's end, and said; the same file sent again replaces the old one, as the model then means it.
+- **cut off, not written**: a whole file or a REPLACE whose block never closed (the reply ended at its
+  output limit) is not written: half a file would replace a whole one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from openbot.agent.edits import Edit
+
+SHOW_CHARS = 6_000  # an unseen file shown whole up to this (~1,500 tokens), else named with how to read it
+SEARCH_HOW = (
+    "To change part of it, write its path, then only the lines to change:\n"
+    "<<<<<<< SEARCH\n(the exact lines now in the file)\n=======\n(the new lines)\n>>>>>>> REPLACE"
+)
+
+
+@dataclass
+class WholeFiles:
+    """What the model has seen of the checkout's files, and the additions it may confirm as replacements."""
+
+    seen: set[str] = field(default_factory=set)
+    added: dict[str, str] = field(default_factory=dict)  # path -> the whole file taken as an addition
+
+    def judge(self, path: str, before: str | None, edit: Edit) -> tuple[str | None, str]:
+        """(the file's new text, what to say of it) for a whole file or a cut edit; (None, why) when it
+        is not written. A search/replace edit that is not cut is (None, "") — not this module's."""
+        if edit.cut:
+            return None, (
+                "your reply ended before the block closed (the reply's length limit?), "
+                "and a part of a file is not written. Send only the lines to change. " + SEARCH_HOW
+            )
+        if edit.search is not None:
+            return None, ""
+        if before is None or path in self.seen and not _kept_nothing(before, edit.text):
+            return edit.text, ""
+        if path not in self.seen:
+            return None, self._unseen(path, before)
+        if self.added.get(path) == edit.text:  # sent again: the model means the file as written
+            return edit.text, ""
+        self.added[path] = edit.text
+        old = len([line for line in before.splitlines() if line.strip()])
+        sep = "" if before.endswith("\n") or not before else "\n"
+        return before + sep + edit.text, (
+            f"added at its end: your file kept none of its {old} lines, so they stay "
+            "(to replace the whole file with yours, send it again)"
+        )
+
+    def _unseen(self, path: str, before: str) -> str:
+        why = "you have not seen this file, and a whole file replaces every line of it."
+        if len(before) > SHOW_CHARS:
+            return f"{why} It is long: read the part you need with `sed -n 1,80p {path}`. {SEARCH_HOW}"
+        self.seen.add(path)
+        fence = "````" if "```" in before else "```"
+        return (
+            f"{why} It holds:\n{path}\n{fence}\n{before.rstrip(chr(10))}\n{fence}\n"
+            f"Send the whole file again with the lines it keeps, or: {SEARCH_HOW}"
+        )
+
+
+def _kept_nothing(before: str, after: str) -> bool:
+    old = {line.strip() for line in before.splitlines() if line.strip()}
+    new = {line.strip() for line in after.splitlines() if line.strip()}
+    return len(old) >= 2 and bool(new) and not old & new

@@ -1,0 +1,69 @@
+"""work_mode "edits": whole files for files that exist (agent/wholefile.py, docs/MODELS.md "In edits
+mode") through the real CLI: a file the model has not seen is not replaced whole, a whole file that keeps
+none of the old lines is added at its end, and a reply cut at its length limit writes only what closed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from openbot.testing.fakeopenai import FakeOpenAI, last_user_text, reply
+from tests.helpers import git, make_bot, make_repo, run_cli
+from tests.run.test_edit_mode import EDITS, MODEL, conversation_texts, local_bot, show, text
+
+GITIGNORE = {".gitignore": "__pycache__/\n*.pyc\n", "main.py": "print(1)\n"}
+
+
+def test_a_whole_file_keeping_none_of_the_old_lines_is_added_at_its_end(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", GITIGNORE)
+    only_new = text("Ignore build.\n\n.gitignore\n```\nbuild/\n```\n")
+    make_bot("e", [only_new, text("DONE")], EDITS, instructions="Add build/ to .gitignore.")
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert show(repo, ".gitignore") == "__pycache__/\n*.pyc\nbuild/"
+    told = [t for t in conversation_texts("e") if ".gitignore: written (added at its end" in t]
+    assert len(told) == 1 and "kept none of its 2 lines" in told[0] and "send it again" in told[0]
+
+
+def test_the_same_whole_file_sent_again_replaces_the_old_one(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", GITIGNORE)
+    only_new = text("Only build.\n\n.gitignore\n```\nbuild/\n```\n")
+    make_bot(
+        "e", [only_new, only_new, text("DONE")], EDITS, instructions="Make .gitignore ignore only build/."
+    )
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert show(repo, ".gitignore") == "build/"
+
+
+def test_a_file_the_model_has_not_seen_is_not_replaced_whole_but_shown(tmp_path: Path) -> None:
+    big = "".join(f"LINE_{n} = {n}  # a setting, long enough to pad\n" for n in range(100))
+    repo = make_repo(tmp_path / "proj", {"settings.py": big, "notes.txt": "word " * 600})
+    blind = reply("Set it.\n\nsettings.py\n```python\nLINE_3 = 30\n```\n")
+    line = "  # a setting, long enough to pad\n"
+    search = reply(
+        f"settings.py\n<<<<<<< SEARCH\nLINE_3 = 3{line}=======\nLINE_3 = 30{line}>>>>>>> REPLACE\n"
+    )
+    with FakeOpenAI([blind, search, reply("DONE")], models={MODEL: {"context_window": 6000}}) as api:
+        local_bot(api.base_url, "")
+        out = run_cli("run", "small", cwd=repo)
+        asked = [last_user_text(b) for b in api.bodies]
+    assert out.returncode == 0, out.stderr
+    assert show(repo, "settings.py") == big.replace("LINE_3 = 3 ", "LINE_3 = 30 ").rstrip("\n")
+    assert "settings.py\n```python\nLINE_0 = 0" not in asked[0]  # too long for the first message
+    assert "settings.py: not changed: you have not seen this file" in asked[1]
+    assert "LINE_99 = 99" in asked[1] and "<<<<<<< SEARCH" in asked[1]
+
+
+def test_a_reply_cut_at_its_limit_writes_the_files_that_closed_and_not_the_cut_one(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "proj", {"config.py": "X = 1\nY = 2\n", "util.py": "def f():\n    return 1\n"}
+    )
+    cut = "Both.\n\nconfig.py\n```python\nX = 5\nY = 2\n```\n\nutil.py\n```python\ndef f(\n"
+    make_bot("e", [{"text": cut, "stop_reason": "max_tokens"}, text("DONE")], EDITS)
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert show(repo, "config.py") == "X = 5\nY = 2"
+    assert show(repo, "util.py") == "def f():\n    return 1"
+    assert any("util.py: not changed: your reply ended before the block closed" in t
+               for t in conversation_texts("e"))  # fmt: skip
+    assert "Both." in git(repo, "log", "--format=%s", "-3", "--all")
