@@ -129,15 +129,38 @@ def evident(root: Path) -> str:
     may lack, and only a test shows the work does what it should."""
     tests = {f: _read(f) for f in _python_tests(root)}
     collected = [f for f, text in tests.items() if _COLLECTED.search(text)]
+    src = "PYTHONPATH=src " if _src_layout(root) else ""  # a src layout's package imports from src
     if collected and shutil.which("pytest"):
-        return "python -m pytest -q" if shutil.which("python") else "python3 -m pytest -q"
-    for where, command in UNITTEST:
-        if any(f.parent == root / where and _UNITTEST.search(tests[f]) for f in collected):
-            return command
+        return src + ("python -m pytest -q" if shutil.which("python") else "python3 -m pytest -q")
+    unittest = _unittest(root, [f for f in collected if _UNITTEST.search(tests[f])])
+    if unittest:
+        return src + unittest
     scripts = [f.name for f in tests if f.parent == root and f not in collected][:5]
     if scripts:
-        return " && ".join(f"python3 {shlex.quote(name)}" for name in scripts)
+        return src + " && ".join(f"python3 {shlex.quote(name)}" for name in scripts)
     return _npm_or_make(root)
+
+
+def _unittest(root: Path, files: list[Path]) -> str:
+    """unittest's command for the shallowest directory of `files`: discovered from the directory that
+    holds the tests, importable from the first directory above it that is no package (`-t`)."""
+    if not files:
+        return ""
+    where = min({f.parent for f in files}, key=lambda d: (len(d.parts), str(d)))
+    if where == root:
+        return "python3 -m unittest"
+    top = where
+    while (top / "__init__.py").is_file() and top.parent != root.parent:
+        top = top.parent
+    rel = shlex.quote(where.relative_to(root).as_posix())
+    if top == where:
+        return f"python3 -m unittest discover -s {rel}"
+    return f"python3 -m unittest discover -s {rel} -t {shlex.quote(top.relative_to(root).as_posix() or '.')}"
+
+
+def _src_layout(root: Path) -> bool:
+    src = root / "src"
+    return src.is_dir() and any((d / "__init__.py").is_file() for d in itertools.islice(src.iterdir(), 50))
 
 
 def _npm_or_make(root: Path) -> str:
@@ -153,20 +176,21 @@ def _npm_or_make(root: Path) -> str:
 
 
 # unittest finds no pytest-style test (and passes): only files that import it count for it
-UNITTEST = (
-    ("", "python3 -m unittest"),
-    ("tests", "python3 -m unittest discover -s tests"),
-    ("test", "python3 -m unittest discover -s test"),
-)
 _UNITTEST = re.compile(r"^\s*(import unittest|from unittest\b)", re.M)
 _COLLECTED = re.compile(r"^\s*((async\s+)?def test|class Test|import unittest|from unittest\b)", re.M)
+TEST_DIRS = ("tests", "test")
 
 
 def _python_tests(root: Path) -> list[Path]:
+    """Test files at the top, in tests/ or test/, and in a package's own tests (pkg/tests, src/pkg/tests)."""
     found = [*root.glob("test*.py"), *root.glob("*_test.py")]
-    for where in ("tests", "test"):
-        if (root / where).is_dir():
-            found += itertools.islice((root / where).rglob("test*.py"), 50)
+    places = [root / d for d in TEST_DIRS]
+    for parent in (root, root / "src"):
+        packages = sorted(parent.glob("*/__init__.py"))[:20] if parent.is_dir() else []
+        places += [p.parent / d for p in packages for d in TEST_DIRS]
+    for where in places:
+        if where.is_dir():
+            found += itertools.islice(where.rglob("test*.py"), 50)
     return sorted(f for f in found if f.is_file())[:100]
 
 

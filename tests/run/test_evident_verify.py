@@ -79,3 +79,32 @@ def test_no_evident_command_and_no_verify_is_said_too(repo: Path) -> None:
     out = run_cli("run", "plain", "--json", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert SAID not in out.stderr and json.loads(out.stdout)["verified_text"] == NOTHING
+
+
+SRC_LAYOUT = {  # tests inside the package, under src/: they import only with src on the path
+    "setup.cfg": "[metadata]\nname = calc\n",
+    "src/calc/__init__.py": "",
+    "src/calc/ops.py": "def add(a, b):\n    return a + b\n",
+    "src/calc/tests/__init__.py": "",
+    "src/calc/tests/test_ops.py": (
+        "import unittest\n\nfrom calc.ops import add\n\n\n"
+        "class Add(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+    ),
+}
+NO_PYTEST = {"PATH": "/usr/bin:/bin"}  # unittest's command, whatever the machine has installed
+
+
+def test_a_src_layouts_package_tests_are_the_check(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "calc", SRC_LAYOUT)
+    write = "printf 'def add(a, b):\\n    return a - b\\n' > src/calc/ops.py && git commit -qam change"
+    make_bot(
+        "calc", [reply("", shell(write)), reply("", complete())], "max_iterations = 1\nverify_attempts = 1"
+    )
+    out = run_cli("run", "calc", "--json", cwd=repo, env=NO_PYTEST)
+    evident = "PYTHONPATH=src python3 -m unittest discover -s src/calc/tests -t src"
+    assert f"checking the work with `{evident}` {SAID}" in out.stderr, out.stderr
+    assert out.returncode == 5 and json.loads(out.stdout)["verification_status"] == "failed", out.stderr
+    good = "printf 'def add(a, b):\\n    return b + a\\n' > src/calc/ops.py && git commit -qam change"
+    make_bot("calc", [reply("", shell(good)), reply("", complete())], "max_iterations = 1")
+    out = run_cli("run", "calc", "--json", cwd=repo, env=NO_PYTEST)
+    assert out.returncode == 0 and json.loads(out.stdout)["verification_status"] == "passed", out.stderr
