@@ -17,6 +17,7 @@ from openbot.sandbox.hosts import PRESETS, HostPattern, parse_list
 
 if TYPE_CHECKING:
     from openbot.events import EventSink
+    from openbot.netevent import Connections
     from openbot.sandbox import SandboxPolicy
 
 HOME_FILE = "network.toml"
@@ -87,9 +88,9 @@ def check_list(setup_network: object, verify_network: object, network: object) -
     return None
 
 
-def listed(value: object, key: str, policy: SandboxPolicy, sink: EventSink) -> SandboxPolicy:
-    """`policy` with its network the hosts `value` lists, through a proxy that lives as long as openbot's
-    process (the run); `policy` itself for true/false or an unconfined mode."""
+def listed(value: object, key: str, policy: SandboxPolicy, net: Connections) -> SandboxPolicy:
+    """`policy` with its network the hosts `value` lists, through a proxy that lives as long as the run
+    (`net.close`, or openbot's process at the latest); `policy` itself for true/false or unconfined."""
     import atexit
 
     from openbot.netevent import network_reporter
@@ -98,7 +99,8 @@ def listed(value: object, key: str, policy: SandboxPolicy, sink: EventSink) -> S
     patterns = hosts(value)
     if patterns is None or not policy.confined:
         return policy
-    proxy = Proxy(patterns, key, network_reporter(sink))
+    proxy = Proxy(patterns, key, network_reporter(net.route))
+    net.stop_proxy = proxy.close
     atexit.register(proxy.close)
     return policy.through(proxy.path)
 
@@ -107,13 +109,18 @@ def listed(value: object, key: str, policy: SandboxPolicy, sink: EventSink) -> S
 def proxied(
     value: object, key: str, policy: SandboxPolicy | None, sink: EventSink
 ) -> Iterator[SandboxPolicy | None]:
-    """`policy` through a proxy to the hosts `value` lists, for the block's duration (a setup's)."""
-    from openbot.netevent import network_reporter
+    """`policy` through a proxy to the hosts `value` lists, for the block's duration (a setup's); its
+    repeated connections written together at the end (netevent.py)."""
+    from openbot.netevent import Coalesce, network_reporter
     from openbot.sandbox.proxy import serving
 
     patterns = hosts(value)
     if patterns is None or policy is None or not policy.confined:
         yield policy
         return
-    with serving(patterns, key, network_reporter(sink)) as proxy:
-        yield policy.through(proxy.path)
+    coalesced = Coalesce(sink)
+    try:
+        with serving(patterns, key, network_reporter(coalesced)) as proxy:
+            yield policy.through(proxy.path)
+    finally:
+        coalesced.flush()

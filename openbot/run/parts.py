@@ -56,4 +56,5 @@ class RunParts:
         """The run record's tokens and cost: earlier invocations plus this one's budget so far."""
         base, spent = self.base_tokens, self.budget.spent
         tokens = {k: base.get(k, 0) + spent.as_dict().get(k, 0) for k in {**base, **spent.as_dict()}}
-        self.recorder.totals(tokens, self.base_cost + spent.cost_usd, spent.cost_known, final=final)
+        network = self.workspace.net.tally.counts()  # earlier invocations' too
+        self.recorder.totals(tokens, self.base_cost + spent.cost_usd, spent.cost_known, network, final=final)

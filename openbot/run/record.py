@@ -73,12 +73,19 @@ class Recorder:
         self.record.command_count += command_count
 
     def totals(
-        self, tokens: dict[str, int], cost_usd: float, cost_known: bool, *, final: bool = False
+        self,
+        tokens: dict[str, int],
+        cost_usd: float,
+        cost_known: bool,
+        network: dict[str, int],
+        *,
+        final: bool = False,
     ) -> None:
-        """The run's tokens and cost so far, earlier invocations included; `final`: still written on a
-        full disk."""
+        """The run's tokens, cost and connections so far, earlier invocations included; `final`: still
+        written on a full disk."""
         rec = self.record
         rec.tokens, rec.cost_usd, rec.cost_known = tokens, cost_usd, rec.cost_known and cost_known
+        rec.network = network if any(network.values()) else {}
         rec.save(final=final)
 
     def closed(self, done: Closed) -> None:

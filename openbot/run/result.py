@@ -47,6 +47,7 @@ class RunResult:
             "tokens": r.tokens,
             "cost_usd": round(r.cost_usd, 6),
             "cost_known": r.cost_known,
+            "network": r.network,  # connections through its proxies: allowed, refused, bytes each way
             "command_count": r.command_count,
             "session_ids": r.session_ids,
             "wip_commits": r.wip_commits,

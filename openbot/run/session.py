@@ -78,7 +78,8 @@ class Session:
         session_dir = p.history.session_dir(meta.session_id)
         write_atomic(session_dir / "system_prompt.md", p.redactor.redact(self.system))
         self.log = EventLog(p.history.events_path(meta.session_id), p.redactor.redact)
-        self.sink = TeeSink(self.log, p.view)
+        self.sink = TeeSink(self.log, p.view, ws.net.tally)  # a setup's and a check's connections count
+        ws.net.route.to(self.sink)  # the agent's connections: this session's events
         self.ctx = ToolContext(
             workdir=ws.workdir,
             session_dir=session_dir,
@@ -212,6 +213,7 @@ class Session:
                 self.meta.extra["verification"] = dict(self.parts.record.verification)
 
     def close(self, error: BaseException | None) -> None:
+        self.parts.workspace.net.route.to(self.parts.workspace.net.run_log)  # its repeats written here
         if isinstance(error, Completed | Unverified):
             self.completion = error.completion
         if isinstance(error, Stop):

@@ -21,6 +21,7 @@ from openbot import paths
 from openbot.errors import OpenbotError
 from openbot.events import EventSink, Notice, NoticeKind
 from openbot.git.identity import current_branch, git_identity_env, head_commit
+from openbot.netevent import Connections
 from openbot.run.record import Closed, Opened
 from openbot.state.runstate import mark_dead, mark_dead_runs
 from openbot.stops import Completion
@@ -49,6 +50,7 @@ class Workspace:
         self.sandbox: SandboxPolicy | None = None
         self.servers: frozenset[tuple[int, int | None]] = frozenset()  # the MCP servers' processes, started
         self.unsaid: OSError | None = None  # why a notice could not be written
+        self.net = Connections(notices, record.network)  # the agent's proxy and the run's tally of it
 
     @property
     def isolated(self) -> bool:
@@ -132,6 +134,7 @@ class Workspace:
     def _confine(self) -> None:
         from openbot.config.netconfig import listed
         from openbot.envpolicy import child_env, without_own_venv
+        from openbot.processes import run_mark
         from openbot.sandbox import policy_for_run
 
         config, repo = self.plan.config, self.plan.repo
@@ -147,11 +150,9 @@ class Workspace:
             network=config.network is True,
             fallback=config.sandbox_fallback,
         )
-        self.sandbox = listed(config.network, "network", self.sandbox, self.notices)  # a proxy for the run
+        self.sandbox = listed(config.network, "network", self.sandbox, self.net)  # a proxy for the run
         if self.sandbox.unconfined_warning:
-            self.notices.emit(
-                Notice(kind="run_warning", message=f"WARNING: {self.sandbox.unconfined_warning}")
-            )
+            self._notice("run_warning", f"WARNING: {self.sandbox.unconfined_warning}")
         if self.sandbox.shielded:
             own = ", ".join(str(p) for p in self.sandbox.shielded)
             self._notice(
@@ -160,8 +161,6 @@ class Workspace:
                 " commands (to let a bot change it, run openbot from a virtualenv outside the checkout)",
                 paths=[str(p) for p in self.sandbox.shielded],
             )
-        from openbot.processes import run_mark
-
         self.env = {
             **without_own_venv(child_env(os.environ, config.env_passthrough)),
             **git_identity_env(self.workdir, self.plan.bot.name),
@@ -187,6 +186,7 @@ class Workspace:
 
     def close(self, completion: Completion | None) -> Closed:
         """Bring the work home and remove the run repository, then apply the action: where the work is."""
+        self.net.close()  # the agent's proxy dies with the run (its commands have ended)
         discard = completion is not None and completion.action == "discard"  # no WIP commit to delete
         saved = self._remove_worktree(discard) if self.wt is not None else Closed()
         if completion is not None and saved.failure is None:
@@ -200,8 +200,7 @@ class Workspace:
             saved = replace(saved, empty_branch_deleted=True)
         if self.tmp_dir is not None:
             shutil.rmtree(self.tmp_dir, ignore_errors=True)
-        if self.unsaid is not None and saved.failure is None:
-            e = self.unsaid
+        if (e := self.unsaid) is not None and saved.failure is None:
             saved = replace(saved, failure=f"could not save: {e.strerror or e}: {e.filename or ''}")
         return saved
 

@@ -108,6 +108,7 @@ def row(d: dict[str, object]) -> dict[str, object]:
     r["pr_url"] = str(d.get("pr_url") or "")
     repo = Path(str(d["repo_root"])) if d.get("repo_root") else None
     r["repo"] = str(repo) if repo else ""
+    r["network"] = _network(d.get("network"))
     branch = str(d.get("branch") or "")
     alive = repo is not None and branch != "" and _has_branch(repo, branch)
     r["diffstat"] = d.get("diffstat") or (
@@ -115,6 +116,14 @@ def row(d: dict[str, object]) -> dict[str, object]:
     )
     r["commands"] = next_commands(r, repo, alive)
     return r
+
+
+def _network(value: object) -> dict[str, int]:
+    """The run's connections through its proxies (netevent.py): allowed, refused, bytes each way."""
+    from openbot.netevent import COUNTS
+
+    given = value if isinstance(value, dict) else {}
+    return {k: n if isinstance(n := given.get(k), int) and n >= 0 else 0 for k in COUNTS}
 
 
 def _git(repo: Path, *args: str) -> str | None:

@@ -80,6 +80,8 @@ class RunRecord:
     merge_unverified: bool = False  # the bot lets `merge` apply to unverified work
     nothing_changed: bool = False  # it completed with the repository as it found it (run/unchanged.py)
     repo_root: str = ""  # the user's checkout the run started from ("" outside a repository): the digest
+    # connections through its proxies (netevent.py): allowed, refused, bytes_sent, bytes_received
+    network: dict[str, int] = field(default_factory=dict)
 
     @property
     def dir(self) -> Path:

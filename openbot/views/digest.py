@@ -13,14 +13,17 @@ from openbot.views.digest_chart import svg
 from openbot.views.escapes import visible
 
 FLEET = "fleet run"  # the `since` of `openbot fleet run`'s roll-up
-HEAD = ("Bot", "Repository", "Status", "Verified", "Diff", "Cost", "Why it stopped")
+HEAD = ("Bot", "Repository", "Status", "Verified", "Diff", "Cost", "Network", "Why it stopped")
 
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The runs, their cost, statuses and (when a run had a listed network) its proxies' connections."""
+    network = dict(sum((Counter(r["network"]) for r in rows), Counter()))
     return {
         "runs": len(rows),
         "cost_usd": round(sum(float(r["cost_usd"]) for r in rows), 6),
         "by_status": dict(Counter(str(r["status"]) for r in rows)),
+        **({"network": network} if network else {}),
     }
 
 
@@ -46,6 +49,22 @@ def _cost(r: dict[str, object]) -> str:
     return cost(r["cost_usd"]) if r["cost_known"] else "?"
 
 
+def _network(r: dict[str, Any]) -> str:
+    """Connections through the run's proxies (a listed network: docs/SANDBOX.md), refusals first."""
+    n = r["network"]
+    if not n["allowed"] and not n["refused"]:
+        return "—"
+    size = _size(n["bytes_sent"] + n["bytes_received"])
+    return f"{n['refused']} refused, {n['allowed']} allowed ({size})"
+
+
+def _size(count: int) -> str:
+    if count < 1024:
+        return f"{count} bytes"
+    kb = count / 1024
+    return f"{kb:.1f} KB" if kb < 1024 else f"{kb / 1024:.1f} MB"
+
+
 def _why(r: dict[str, Any]) -> str:
     return str(r["reason"] or (r["summary"].split("\n")[0] if r["status"] == "completed" else ""))
 
@@ -57,7 +76,16 @@ def cells(r: dict[str, object]) -> tuple[str, ...]:
         if r["repo"] and r["project"]
         else str(r["repo"] or r["project"] or "")
     )
-    return (str(r["bot"]), str(repo), str(r["status"]), _verified(r), _diff(r), _cost(r), _why(r))
+    return (
+        str(r["bot"]),
+        str(repo),
+        str(r["status"]),
+        _verified(r),
+        _diff(r),
+        _cost(r),
+        _network(r),
+        _why(r),
+    )
 
 
 def _heading(rows: list[dict[str, object]], since: str) -> str:
@@ -65,7 +93,9 @@ def _heading(rows: list[dict[str, object]], since: str) -> str:
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(t["by_status"].items())) or "no runs"
     runs = f"{t['runs']} run" + ("" if t["runs"] == 1 else "s")
     window = "in this fleet run" if since == FLEET else f"in the last {since}"
-    return f"{runs} {window}: {statuses}; {cost(t['cost_usd'])} spent"
+    refused = t.get("network", {}).get("refused", 0)
+    refusals = f"; {refused} connection{'' if refused == 1 else 's'} refused" if refused else ""
+    return f"{runs} {window}: {statuses}; {cost(t['cost_usd'])} spent{refusals}"
 
 
 def markdown(rows: list[dict[str, Any]], since: str, budget: list[dict[str, object]] | None = None) -> str:

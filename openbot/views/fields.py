@@ -145,6 +145,8 @@ def status_text(r: Mapping[str, object]) -> str:
 def network_text(r: Mapping[str, object]) -> str:
     """A connection through a listed network's proxy (`network`): where, and what became of it."""
     where, key = f"{text(r, 'host')}:{integer(r, 'port')}", text(r, "key")
+    n = integer(r, "connections") or 1  # repeats of an earlier event's, written together (netevent.py)
+    where += f" ({n} more connections like it)" if n > 1 else ""
     if flag(r, "allowed"):
         sent, received = integer(r, "bytes_sent") or 0, integer(r, "bytes_received") or 0
         return f"network: {where} ({sent} bytes sent, {received} received; `{key}`)"
