@@ -143,6 +143,8 @@ def test_a_mistyped_model_is_refused_when_the_models_api_cannot_be_reached(
     assert out.returncode == 2 and "could not check model 'claude-sonet-5-5' (no answer" in out.stderr
     assert "did you mean 'claude-sonnet-5-5'" in out.stderr and "Traceback" not in out.stderr
     assert sessions("typo") == [] and git(repo, "branch", "--list", "openbot/*") == ""
-    # a name unlike any openbot knows (newer than it) is not refused for being unknown
+    # a name unlike any openbot knows (newer than it) is not refused for being unknown, but said at start
     newer = run_cli("run", "typo", "-m", "claude-nextgen-9", "--api-patience-minutes", "0", cwd=repo, env=env)
-    assert "could not check model" not in newer.stderr
+    assert newer.returncode != 2 and "Traceback" not in newer.stderr
+    start = newer.stderr.split("── session")[0]
+    assert "could not check model 'claude-nextgen-9' (the Models API did not answer" in start

@@ -4,7 +4,7 @@ Asked at plan time, before anything is created: an unknown or retired model is a
 a deprecated one a warning with its dates; `max_input_tokens` sizes the context window, `max_tokens`
 caps the output limit, and `capabilities` says whether the API can compact the conversation itself.
 When the API cannot be reached at plan time, the run goes on with the defaults (the run's own calls wait
-out the outage) and nothing is cached.
+out the outage) and nothing is cached; a name it could not check is said at start, or refused (`_unchecked`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from openbot.errors import UsageError
 
 if TYPE_CHECKING:
     from openbot.agent.models.anthropic.http import Connection
+    from openbot.agent.models.outage import Outage
 
 CACHE_SECS = 24 * 3600
 
@@ -95,8 +96,9 @@ def lookup(model: str, client: Connection | None = None) -> ModelFacts:
 
 
 def _ask(model: str, client: Connection | None) -> ModelFacts:
-    from openbot.agent.models.anthropic.http import ApiError, api_key, shared
+    from openbot.agent.models.anthropic.http import ApiError, api_key, reach_hint, shared
     from openbot.agent.models.direct import TransportFailure
+    from openbot.agent.models.outage import unresolved
 
     key = api_key()
     if client is None and not key:
@@ -110,9 +112,10 @@ def _ask(model: str, client: Connection | None) -> ModelFacts:
                 f"unknown model {model!r}: the Models API does not know it",
                 hint="check the model name in config.md or --model (e.g. claude-sonnet-5-5)",
             ) from None
-        return _unchecked(model)  # unreachable now: the run's calls will wait it out
-    except (TransportFailure, ValueError):
-        return _unchecked(model)
+        return _unchecked(model, f"HTTP {e.status_code}")  # unavailable now: the run's calls wait it out
+    except (TransportFailure, ValueError) as e:
+        dns = unresolved(e, api.base_url, reach_hint(api.base_url))
+        return _unchecked(model, str(e), dns)
     return ModelFacts(
         id=model,
         max_input_tokens=_int(info.get("max_input_tokens")),
@@ -124,23 +127,33 @@ def _ask(model: str, client: Connection | None) -> ModelFacts:
     )
 
 
-def _unchecked(model: str) -> ModelFacts:
-    """The Models API did not answer. A name openbot knows runs (its calls wait the outage out), and so
-    does one unlike any it knows (a model newer than this openbot); one a letter or two from a known name
-    is a typo until the API says otherwise: exit 2, rather than a night spent waiting on a wrong name."""
+def _unchecked(model: str, why: str, dns: Outage | None = None) -> ModelFacts:
+    """The Models API did not answer, so the name is not checked, and the user is told. A name openbot
+    knows runs (its calls wait an outage out; a host that does not resolve is tried a few times). One a
+    letter or two from a known name is a typo: exit 2, rather than a night spent on a wrong name; so is
+    any other unknown name when the API's host does not resolve (nothing could check it, or run it).
+    Otherwise an unknown name runs (a model newer than this openbot) and the API will say."""
     import difflib
 
     from openbot.agent.models.pricing import PRICES, price_of
 
-    if price_of(model) is None:
-        known = [name for name in PRICES if name.startswith("claude")]
-        close = difflib.get_close_matches(model, known, n=1, cutoff=0.85)
-        if close:
-            raise UsageError(
-                f"could not check model {model!r} (no answer from the Models API); openbot does not know it",
-                hint=f"did you mean {close[0]!r}? (a model newer than openbot runs once the API answers)",
-            )
-    return ModelFacts(model, known=False)
+    if price_of(model) is not None:
+        note = f"could not check model {model!r}: {dns.detail}; {dns.hint}" if dns else ""
+        return ModelFacts(model, known=False, note=note)
+    known = [name for name in PRICES if name.startswith("claude")]
+    close = difflib.get_close_matches(model, known, n=1, cutoff=0.85)
+    if close:
+        raise UsageError(
+            f"could not check model {model!r} (no answer from the Models API); openbot does not know it",
+            hint=f"did you mean {close[0]!r}? (a model newer than openbot runs once the API answers)",
+        )
+    if dns is not None:
+        raise UsageError(f"could not check model {model!r}: {dns.detail}", hint=dns.hint)
+    note = (
+        f"could not check model {model!r} (the Models API did not answer: {why[:120]}) and openbot does"
+        " not know the name: the run goes on, and ends if the API does not know it either"
+    )
+    return ModelFacts(model, known=False, note=note)
 
 
 def _int(value: object) -> int | None:

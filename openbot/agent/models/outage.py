@@ -8,16 +8,19 @@ network fault usually is; otherwise `Patience` waits between attempts with cappe
 `patience_secs` since the first failure of this call; every retry is a `Retry` event with its wait
 (0 for an immediate re-send), shown in the live view. `x-should-retry: false` is obeyed at once. Waits
 never pass the wall-time budget: at the deadline the run stops with `LimitReached` (exit 3), whatever
-the API does.
+the API does. A host name that does not resolve (`unresolved`) is not waited out for the whole patience:
+it is a wrong URL or no network, said as such after `DNS_ATTEMPTS` attempts with the setting to check.
 """
 
 from __future__ import annotations
 
 import datetime
 import email.utils
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from openbot.agent.models.base import ModelReply, Usage
 from openbot.errors import ModelError
@@ -27,6 +30,7 @@ from openbot.stops import LimitReached
 BACKOFF_BASE_SECS = 1.0
 BACKOFF_CAP_SECS = 60.0
 RETRY_AFTER_CAP_SECS = 600.0  # a larger ask is taken as this (and patience decides)
+DNS_ATTEMPTS = 4  # a resolver blip passes within the backoff's first 7 s; a wrong host never does
 
 
 @dataclass
@@ -37,6 +41,8 @@ class Outage(Exception):
     detail: str
     retry_after: float | None = None  # seconds the API asked for
     at_once: bool = False  # a broken stream: the first re-send of the call goes at once, repeats back off
+    attempts: int = 0  # at most this many attempts of the call in this state (0: patience decides)
+    hint: str = ""  # what to check when the call is given up in this state
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.detail}"
@@ -74,6 +80,20 @@ def _seconds_until(http_date: object) -> float:
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
     return (when - datetime.datetime.now(datetime.UTC)).total_seconds()
+
+
+def unresolved(e: BaseException, url: str, hint: str) -> Outage | None:
+    """`e` as a bounded `Outage` when, somewhere in its causes, the host name of `url` did not resolve
+    (`socket.gaierror`: "Name or service not known", "Temporary failure in name resolution"), else None."""
+    cause: BaseException | None = e
+    while cause is not None:
+        if isinstance(cause, socket.gaierror):
+            host = urlsplit(url).hostname or url
+            why = cause.strerror or str(cause)
+            detail = f"host {host} does not resolve: {why}"
+            return Outage("unreachable", detail, attempts=DNS_ATTEMPTS, hint=hint)
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def deadline_stop() -> LimitReached:
@@ -120,12 +140,14 @@ class Patience:
             self.first_failure = now
         wait = self._next_wait(outage)
         waited = now - self.first_failure
-        out_of_attempts = self.max_attempts and self.attempt >= self.max_attempts
+        limits = [n for n in (self.max_attempts, outage.attempts) if n]
+        out_of_attempts = any(self.attempt >= n for n in limits)
         if out_of_attempts or waited + wait > self.patience_secs:
             raise ApiUnavailable(
                 f"the API stayed {outage.kind} for {_duration(waited)} over {self.attempt} attempts "
                 f"({outage.detail})",
-                hint="the API may be down or overloaded; resume the run later, or raise api_patience_minutes",
+                hint=outage.hint
+                or "the API may be down or overloaded; resume the run later, or raise api_patience_minutes",
                 usage=billed,
             )
         left = self.remaining()

@@ -32,6 +32,7 @@ from openbot.agent.models.anthropic.http import (
     BrokenStream,
     Connection,
     api_key,
+    reach_hint,
     shared,
 )
 from openbot.agent.models.anthropic.recover import Fixes, applied, fixable
@@ -46,7 +47,14 @@ from openbot.agent.models.base import (
     with_room,
 )
 from openbot.agent.models.direct import Stalled, TransportFailure
-from openbot.agent.models.outage import Outage, Patience, Watch, retry_after, with_patience
+from openbot.agent.models.outage import (
+    Outage,
+    Patience,
+    Watch,
+    retry_after,
+    unresolved,
+    with_patience,
+)
 from openbot.agent.models.params import Prepared, build_params
 from openbot.agent.models.pricing import price_usage
 from openbot.errors import ModelError, UsageError
@@ -208,6 +216,9 @@ class AnthropicModel:
             return Outage(
                 "unavailable", "no data from the API within the read timeout (a stalled stream)", at_once=True
             )
+        dns = unresolved(e, self.client.base_url, reach_hint(self.client.base_url))
+        if dns is not None:
+            return dns
         if isinstance(e, TransportFailure | BrokenStream):
             name = (
                 "" if isinstance(e, TransportFailure) else f"{type(e).__name__}: "

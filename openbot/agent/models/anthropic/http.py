@@ -219,6 +219,13 @@ def shared(key: str, base_url: str | None = None) -> Connection:
     return _SHARED[where]
 
 
+def reach_hint(base_url: str) -> str:
+    """What to check when the API's host cannot be reached: the variable that moved it, else the network."""
+    if os.environ.get("ANTHROPIC_BASE_URL"):
+        return f"check ANTHROPIC_BASE_URL, now {base_url}, and the network (DNS)"
+    return f"check the network (DNS): {base_url} must be reachable, or set ANTHROPIC_BASE_URL"
+
+
 def _base(base_url: str | None) -> str:
     return (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 

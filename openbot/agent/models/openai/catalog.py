@@ -16,6 +16,8 @@ from typing import Any
 
 from openbot.agent.models.catalog import ModelFacts
 from openbot.agent.models.openai.endpoint import DEFAULT_WINDOW, Endpoint
+from openbot.agent.models.openai.errors import REACH_HINT
+from openbot.agent.models.outage import unresolved
 from openbot.config.model_names import ModelName
 from openbot.errors import UsageError
 
@@ -54,7 +56,10 @@ def lookup(name: ModelName, endpoint: Endpoint, client: Any = None) -> ModelFact
             hint="check the model name in config.md or --model",
         ) from None
     except (openai.APIConnectionError, openai.APIStatusError) as e:
+        dns = unresolved(e, endpoint.shown_url, REACH_HINT)
         note = f"{endpoint.shown_url} did not answer at start ({type(e).__name__}); the run waits for it"
+        if dns is not None:
+            note = f"could not check model {name.target!r}: {dns.detail}; {dns.hint}"
         window = _window(name, endpoint, {})
         return ModelFacts(str(name), window, _ceiling(name, window), known=False, note=note)
     window = _window(name, endpoint, listed)

@@ -14,10 +14,11 @@ import re
 from typing import Any
 
 from openbot.agent.models.base import PromptTooLong, Usage
-from openbot.agent.models.outage import Outage, retry_after
+from openbot.agent.models.outage import Outage, retry_after, unresolved
 from openbot.errors import ModelError
 
 SECRET_VARS = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY")
+REACH_HINT = "check base_url in the bot's config.md or OPENAI_BASE_URL, and the network (DNS)"
 TOO_LONG = re.compile(
     r"maximum context length is (\d+) tokens(?:.*?(?:resulted in|requested) (\d+) tokens)?", re.S
 )
@@ -48,6 +49,9 @@ def classify(e: Exception, failed: Usage, where: str, key_var: str = "") -> Outa
     if isinstance(e, openai.APITimeoutError | httpx2.TimeoutException):
         return Outage("unavailable", "no data from the server within the read timeout (a stalled stream)")
     if isinstance(e, openai.APIConnectionError | httpx2.TransportError):
+        dns = unresolved(e, where, REACH_HINT)
+        if dns is not None:
+            return dns
         cause = e.__cause__ or e
         return Outage(
             "unavailable", f"cannot reach {where} ({type(cause).__name__}: {scrub(str(cause), key_var)})"
