@@ -18,6 +18,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from openbot.agent.checkfail import explain, tail
 from openbot.agent.edits import Edit, Parsed, parse_reply, path_in, repair, replace_once
 from openbot.agent.models.base import ModelReply, ModelRequest
 from openbot.agent.replies import Verdict
@@ -30,7 +31,6 @@ from openbot.events import ToolCall
 from openbot.files import read_text_capped
 from openbot.stops import Completed, Completion, StepLimit, Stuck
 
-TAIL_CHARS = 2_500  # of a failed check's output: the end, where test runners say what failed
 READ_LIMIT = 1 << 20
 FORMAT = """\
 Your reply held no edit and no command, so nothing changed. To change a file, write its path on a line \
@@ -153,7 +153,7 @@ class EditMode:
         later = (
             f"\n(only the first ```sh block runs: {len(commands) - 1} more not run)" if commands[1:] else ""
         )
-        return f"[openbot] ran `{_short(commands[0])}`: {_head(out)}\n{_tail(_body(out))}{later}"
+        return f"[openbot] ran `{_short(commands[0])}`: {_head(out)}\n{tail(_body(out))}{later}"
 
     def _check(self, ctx: ToolContext, step: int) -> str | None:
         """The check after an edit: None when every command passed, else what failed."""
@@ -161,9 +161,11 @@ class EditMode:
             input: dict[str, object] = {"command": command, "timeout_secs": self.check_timeout_secs}
             out = self._run("shell", input, ctx, f"check_{step}_{n}")
             if _exit_code(out) != 0:
+                where = explain(_body(out), ctx.workdir, self.files)
                 return (
                     f"[openbot] the check `{_short(command)}` failed ({_head(out)}):\n```\n"
-                    f"{_tail(_body(out))}\n```\nFix it: reply with the corrected file(s)."
+                    f"{tail(_body(out))}\n```\n{where + chr(10) if where else ''}"
+                    "Fix it: reply with the corrected file(s)."
                 )
         return None
 
@@ -203,7 +205,7 @@ def _edited(before: str | None, edit: Edit) -> tuple[str, str]:
         return "", "the file does not exist (to create it, write it whole)"
     new = replace_once(before, edit.search, edit.text)
     if new is None:
-        return "", f"the SEARCH lines are not in the file; it holds:\n```\n{_tail(before, 4000)}\n```"
+        return "", f"the SEARCH lines are not in the file; it holds:\n```\n{tail(before, 4000)}\n```"
     return new, ""
 
 
@@ -248,11 +250,6 @@ def _head(out: ToolOutput) -> str:
 
 def _body(out: ToolOutput) -> str:
     return out.content.split("\n", 1)[1] if "\n" in out.content else ""
-
-
-def _tail(text: str, limit: int = TAIL_CHARS) -> str:
-    text = text.strip("\n")
-    return text if len(text) <= limit else "[...]\n" + text[-limit:]
 
 
 def _short(command: str) -> str:

@@ -67,3 +67,29 @@ def test_a_reply_cut_at_its_limit_writes_the_files_that_closed_and_not_the_cut_o
     assert any("util.py: not changed: your reply ended before the block closed" in t
                for t in conversation_texts("e"))  # fmt: skip
     assert "Both." in git(repo, "log", "--format=%s", "-3", "--all")
+
+
+def test_a_failed_check_names_the_error_and_shows_the_line_it_points_at(tmp_path: Path) -> None:
+    test = "import unittest\n\nfrom textutil import slugify\n\n\nclass S(unittest.TestCase):\n"
+    test += "    def test_slug(self):\n        self.assertEqual(slugify('A b'), 'a-b')\n"
+    repo = make_repo(tmp_path / "proj", {"textutil.py": "def title(s):\n    return s.title()\n",
+                                         "test_textutil.py": test})  # fmt: skip
+    body = (
+        "def title(s):\n    return s.title()\n\n\ndef slugify(s):\n    return s.lower().replace(' ', '-')\n"
+    )
+    circular = text(f"Add slugify.\n\ntextutil.py\n```python\nfrom textutil import slugify\n\n{body}```\n")
+    fixed = text(f"Fixed.\n\ntextutil.py\n```python\n{body}```\n")
+    make_bot(
+        "e", [circular, fixed], EDITS + '\nverify = ["python3 -m unittest"]', "Add slugify to textutil.py."
+    )
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    [told] = [t for t in conversation_texts("e") if "the check `python3 -m unittest` failed" in t]
+    error = (
+        "The error: `ImportError: cannot import name 'slugify' from partially initialized module 'textutil'"
+    )
+    assert error in told
+    assert (
+        "It points at textutil.py line 1:\n```\n>1 | from textutil import slugify\n 2 | \n 3 | def title(s):"
+        in told
+    )
