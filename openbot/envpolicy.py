@@ -22,6 +22,11 @@ GIT_IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GI
 # The model key is openbot's, not the agent's: with it a command could spend the user's money on its own
 # API calls, or leak it into a commit. Never passed, even when listed in env_passthrough.
 NEVER = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_ADMIN_KEY"})
+# The forge's token is for the steps that read the forge beside the walls (gate step forge.read): with it a
+# command could push, merge or comment as the user. Not passed to the agent's commands or its checks even
+# when env_passthrough lists them; an MCP server whose own `env` names one still gets it (the user's choice
+# for that server).
+FORGE_TOKENS = frozenset({"GH_TOKEN", "GITHUB_TOKEN"})
 
 _SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(?:^|_)AUTH(?:_|$)", re.IGNORECASE)
 NAME_RE = re.compile(  # an environment variable's name
@@ -55,13 +60,17 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in patterns)
 
 
-def child_env(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> dict[str, str]:
-    """The environment for the agent's commands: ALLOWED + GIT_IDENTITY + `passthrough`, minus NEVER.
+def child_env(
+    environ: Mapping[str, str], passthrough: Iterable[str] = (), *, forge_token: bool = False
+) -> dict[str, str]:
+    """The environment for the agent's commands: ALLOWED + GIT_IDENTITY + `passthrough`, minus NEVER and
+    (unless `forge_token`: an MCP server's own list) FORGE_TOKENS.
 
     A passthrough name that looks secret is still passed (the user asked for it); callers must not log
     the names or values this returns — the redactor hides such values wherever they appear."""
     patterns = [*ALLOWED, *GIT_IDENTITY, *(check_pattern(p) for p in passthrough)]
-    return {k: v for k, v in environ.items() if k not in NEVER and _matches(k, patterns)}
+    never = NEVER if forge_token else NEVER | FORGE_TOKENS
+    return {k: v for k, v in environ.items() if k not in never and _matches(k, patterns)}
 
 
 # Variables that name where programs and modules are looked up: a server started beside the agent must

@@ -3,7 +3,8 @@
     OpenbotError                 exit 1, runtime failure
     ├── UsageError               exit 2, bad flag/argument or state the user must fix
     │   ├── ConfigError          exit 2, a config/skill/memory file is invalid (names file and key)
-    │   └── NotFoundError        exit 2, a named bot/skill/session/run does not exist
+    │   ├── NotFoundError        exit 2, a named bot/skill/session/run does not exist
+    │   └── ForgeError           exit 2, the forge's API refused or failed (bad token, no repository)
     ├── ModelError               exit 1, the model API failed (after retries) or refused
     ├── GitError                 exit 1, a git operation failed
     └── SandboxError             exit 2, the kernel cannot enforce the requested sandbox
@@ -53,6 +54,11 @@ class ConfigError(UsageError):
 
 class NotFoundError(UsageError):
     """A named thing does not exist; the hint suggests close names."""
+
+
+class ForgeError(UsageError):
+    """The forge's API (GitHub's REST API) refused a request or could not be reached: names the address,
+    the status and, for 401/403, the token variables to check."""
 
 
 class ModelError(OpenbotError):

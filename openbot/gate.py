@@ -271,3 +271,14 @@ BOTS_EDITOR = step(
     Secrets.USER,
     test="tests/cli/test_cli_everyday.py",
 )
+FORGE_READ = step(
+    "forge.read",
+    "`openbot feedback gather`'s reader of the forge: a bot's pull request, its failed checks' log tails, the"
+    " reviews and comments of people with write access (python -P, from a directory of its own), with the"
+    " one token variable the user set (GH_TOKEN or GITHUB_TOKEN)",
+    (From.OPENBOT, From.USER),
+    Walls.BESIDE,
+    Net.FORGE,
+    Secrets.NAMED,
+    test="tests/cli/test_cli_feedback.py",
+)

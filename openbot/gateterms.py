@@ -30,6 +30,9 @@ class Net(Enum):
     LISTED = "listed"  # only the hosts the bot's (and home) config lists, through openbot's proxy
     BOT = "bot"  # whatever the bot's config grants (network = true/false/list) — the agent's own network
     OPEN = "open"  # the machine's network (openbot's own steps: a forge, a registry the user named)
+    # The forge's API address (GITHUB_API_URL) with its token, and the signed log URLs it redirects to,
+    # fetched without the token (openbot/forge/api.py): what `openbot feedback gather` reads.
+    FORGE = "forge"
 
 
 class Secrets(Enum):

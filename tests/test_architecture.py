@@ -1,6 +1,6 @@
 """The dependency rules of docs/ARCHITECTURE.md, read from the source with `ast`.
 
-    cli > run > agent > config > state > git > sandbox > views > shared modules (errors, events, …)
+    cli > run > agent > config > state > git > forge > sandbox > views > shared modules (errors, events, …)
     a wing imports only the wings after it in that order (and itself); nothing in the package imports
     testing/; agent knows nothing of git/ either; events imports nothing else of openbot; sandbox knows
     nothing of agent.models; config knows nothing of run/; the shared top-level modules know no wing.
@@ -26,11 +26,11 @@ import pytest
 import openbot
 
 ROOT = Path(openbot.__file__).parent
-WINGS = ("cli", "run", "agent", "git", "state", "config", "sandbox", "views", "testing")
+WINGS = ("cli", "run", "agent", "git", "state", "config", "forge", "sandbox", "views", "testing")
 # The layer order, top to bottom: each layer may import only itself and the layers below it.
-LAYERS = ("cli", "run", "agent", "config", "state", "git", "sandbox", "views", "shared")
+LAYERS = ("cli", "run", "agent", "config", "state", "git", "forge", "sandbox", "views", "shared")
 # The layers below `run`: each may use the others where its job needs it, never run/ or cli/.
-MIDDLE = ("agent", "git", "state", "config", "sandbox", "views")
+MIDDLE = ("agent", "git", "state", "config", "forge", "sandbox", "views")
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "run": ("cli",),
     **{wing: ("cli", "run", "testing") for wing in MIDDLE},

@@ -40,11 +40,19 @@ def test_only_allowlisted_names_pass() -> None:
 
 
 def test_passthrough_names_and_prefix_patterns() -> None:
-    env = child_env(ENVIRON, ["CARGO_*", "NPM_CONFIG_REGISTRY", "GITHUB_TOKEN", "NOT_SET"])
+    env = child_env(ENVIRON, ["CARGO_*", "NPM_CONFIG_REGISTRY", "AWS_SECRET_ACCESS_KEY", "NOT_SET"])
     assert env["CARGO_HOME"] == "/home/u/.cargo" and env["CARGO_TARGET_DIR"] == "/tmp/target"
     assert env["NPM_CONFIG_REGISTRY"] == "http://registry.local"
-    assert env["GITHUB_TOKEN"].startswith("ghp_")  # secret-looking, but the user asked for it
+    assert env["AWS_SECRET_ACCESS_KEY"].startswith("wJal")  # secret-looking, but the user asked for it
+    env = child_env(ENVIRON, ["CARGO_*", "NOT_SET"])
     assert "NOT_SET" not in env and "AWS_SECRET_ACCESS_KEY" not in env and "GIT_DIR" not in env
+
+
+def test_the_forge_token_is_never_passed_but_to_an_mcp_server_that_names_it() -> None:
+    """Issue 37: the forge's token is the forge reader's (gate step forge.read), not the agent's."""
+    for asked in (["GITHUB_TOKEN", "GH_TOKEN"], ["GITHUB_*", "GH_*"]):
+        assert not {"GITHUB_TOKEN", "GH_TOKEN"} & set(child_env({**ENVIRON, "GH_TOKEN": "gho_x"}, asked))
+    assert child_env(ENVIRON, ["GITHUB_TOKEN"], forge_token=True)["GITHUB_TOKEN"].startswith("ghp_")
 
 
 def test_model_key_is_never_passed() -> None:

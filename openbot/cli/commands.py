@@ -9,6 +9,7 @@ NAMES = (
     "digest",
     "doctor",
     "eval",
+    "feedback",
     "fleet",
     "help",
     "history",
@@ -32,6 +33,8 @@ def register(name: str = "") -> None:
         from openbot.cli import doctor_cmd  # noqa: F401
     if every or name == "eval":
         from openbot.cli import eval_cmd  # noqa: F401
+    if every or name == "feedback":
+        from openbot.cli import feedback_cmd  # noqa: F401
     if every or name == "fleet":
         from openbot.cli import fleet_cmd  # noqa: F401
     if every or name == "help":

@@ -47,7 +47,7 @@ def launch_for(
         )
     values = placeholders(bot_dir)
     argv = [envrefs.expand(a, values, "config", where) for a in (spec.command, *spec.args)]
-    env = {**base_env, **child_env(environ, spec.env)}
+    env = {**base_env, **child_env(environ, spec.env, forge_token=True)}
     env = without_paths_into(env, tree) if tree is not None else env
     if sandbox is not None:
         if spec.allow_network and not sandbox.network:
