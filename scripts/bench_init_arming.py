@@ -1,5 +1,6 @@
 """How late bubblewrap's init arms its parent-death signal, seen from inside the sandbox (docs/SANDBOX.md,
-the row on a command outliving a SIGKILLed openbot; the launcher's `--under-init` waits for this).
+the row on a command outliving a SIGKILLed openbot). openbot no longer has such an init (bwrap runs with
+`--as-pid-1` since issue 36); this measures bwrap without it, the case that row describes.
 
     python scripts/bench_init_arming.py [RUNS] [PREFIX...]
     python scripts/bench_init_arming.py 200 setpriv --reuid 65534 --regid 65534 --clear-groups   # as nobody

@@ -112,7 +112,7 @@ class SandboxPolicy:
                 *(sys.executable, "-I", "-S", str(_LAUNCHER)),
                 *writable,
                 *(["--allow-tcp"] if allow_tcp else []),
-                *(["--under-init"] if self.bwrap else []),  # launch.py: bwrap's init arms late
+                *(["--pid-1"] if self.bwrap else []),  # launch.py: is pid 1, checks openbot is there
                 *([f"--proxy={self.proxy}"] if self.proxy else []),
                 *launcher_options,
                 "--",

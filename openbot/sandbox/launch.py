@@ -11,13 +11,13 @@ parent has threads). `SandboxPolicy.wrap` runs this file by path with `-I -S`, s
 ctypes and `landlock.py` next to this file — not openbot's package, not site-packages, not even json
 (7 ms of start-up here). The policy is only paths and a flag; nothing secret is on the command line.
 
-Under bwrap (`--under-init`) the launcher is pid 2 of the command's PID namespace, and pid 1 is bwrap's
-init, whose parent-death signal is the switch that kills the namespace when openbot dies. bwrap arms it
-only after forking the launcher (bwrap.c `do_init`), so a command started at once can outlive an openbot
-killed before the init got the CPU back (tests/sandbox/test_openbot_killed.py). The launcher therefore
-waits for the init to arm it first: it leaves an orphan that exits at once, which only the init's wait
-loop — entered right after arming — can reap. If openbot died before that (its end of the command's output
-pipe is closed), the init armed too late to help: the command is not run.
+Under bwrap (`--pid-1`) the launcher is pid 1 of the command's PID namespace (bwrap's `--as-pid-1`: no
+init of bwrap's), and the command it execs stays pid 1: when it exits, the kernel kills everything left in
+the namespace. bwrap arms this process's parent-death signal (`--die-with-parent`: SIGKILL when bwrap
+dies, which dies with openbot) before it execs the launcher — so there is no init arming late and nothing
+to wait for. It can still be armed too late to help: when openbot died before that (bwrap released the
+namespace, then openbot was killed before the signal was set). The launcher therefore runs nothing when
+the reader of its output pipe (openbot) is gone (exit 125); once it has looked, openbot's death kills it.
 
 Exit codes when the command never starts: 125 the sandbox could not be applied (the command is NOT run
 unconfined), 126 the command cannot be executed, 127 the command was not found.
@@ -64,7 +64,7 @@ def main(args: list[str]) -> int:
     command_fd = [o.removeprefix("--command-fd=") for o in options if o.startswith("--command-fd=")]
     proxy = [o.removeprefix("--proxy=") for o in options if o.startswith("--proxy=")]
     known = ("--write=", "--command-fd=", "--proxy=")
-    flags = ("--allow-tcp", "--under-init")
+    flags = ("--allow-tcp", "--pid-1")
     unknown = [o for o in options if o not in flags and not o.startswith(known)]
     if unknown or bool(argv) == bool(command_fd) or len(command_fd) > 1:
         print(f"openbot sandbox: bad arguments {args!r}", file=sys.stderr)
@@ -82,8 +82,6 @@ def main(args: list[str]) -> int:
         return SETUP_FAILED
     if forward and listener:
         _start_relay(forward, listener, proxy[0])
-    if "--under-init" in options:
-        _wait_for_init()
     env = None
     if command_fd:
         try:
@@ -91,48 +89,15 @@ def main(args: list[str]) -> int:
             os.chdir(cwd)
         except (OSError, ValueError, IndexError):
             return SETUP_FAILED  # openbot went away or sent no command: nothing to run
-    if "--under-init" in options and _output_unread():
+    if "--pid-1" in options and _output_unread():
         return SETUP_FAILED  # openbot is gone: nothing would stop the command
     return _exec(argv, env)
 
 
 USAGE = (
-    "usage: launch.py [--allow-tcp] [--under-init] [--proxy=SOCKET] [--write=PATH]..."
+    "usage: launch.py [--allow-tcp] [--pid-1] [--proxy=SOCKET] [--write=PATH]..."
     " (-- command [args...] | --command-fd=N)"
 )
-INIT_WAIT_SECS = 30.0  # not expected to be reached: then the command runs rather than not at all
-
-
-def _wait_for_init() -> None:
-    """Return once pid 1 (bwrap's init) waits for its children, i.e. has armed its parent-death signal.
-
-    An orphan is reparented to pid 1, which reaps it only in that wait loop: until then it stays a zombie
-    that signal 0 still reaches. Two forks make one; the middle process says the orphan's pid."""
-    import time
-
-    try:
-        read_end, write_end = os.pipe()
-        middle = os.fork()
-    except OSError:  # no process to spare: the command could not start either; let it say so
-        return
-    if middle == 0:
-        try:
-            orphan = os.fork()
-            if orphan > 0:
-                os.write(write_end, orphan.to_bytes(4, "little"))
-        finally:
-            os._exit(0)  # both, at once: the orphan goes to pid 1
-    os.close(write_end)
-    os.waitpid(middle, 0)
-    data = os.read(read_end, 4)
-    os.close(read_end)
-    deadline = time.monotonic() + INIT_WAIT_SECS
-    while len(data) == 4 and time.monotonic() < deadline:
-        try:
-            os.kill(int.from_bytes(data, "little"), 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.0005)
 
 
 def _start_relay(forward: ModuleType, listener: object, target: str) -> None:

@@ -1,8 +1,10 @@
 """The outer wall: bubblewrap (`bwrap`) puts each confined command in namespaces of its own.
 
     --new-session          no controlling terminal: TIOCSTI and other games with openbot's tty are gone
-    --unshare-pid          its own PID namespace; with --die-with-parent, when the command (or openbot)
-                           exits, the namespace's init dies and the kernel kills everything left in it
+    --unshare-pid          its own PID namespace whose pid 1 is the command itself (--as-pid-1: no init
+    --as-pid-1             process of bwrap's, one process less per command); when the command exits, or
+                           openbot (--die-with-parent, armed before the command starts), the kernel kills
+                           everything left in it
     --unshare-net          (network = false) its own network namespace: only a loopback of its own, so no
                            TCP, MPTCP, TCP Fast Open or UDP reaches the host or beyond
     --unshare-ipc/-uts     no System V IPC or hostname shared with the host
@@ -92,7 +94,7 @@ def bwrap_argv(
             argv += ["--tmpfs", str(path), "--remount-ro", str(path)]
     for d in hidden:  # bwrap made the bind targets' parents there; writes to them would vanish silently
         argv += ["--remount-ro", d]
-    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    argv += ["--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not network:
         argv.append("--unshare-net")
     return [*argv, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]

@@ -62,12 +62,13 @@ def test_a_command_dies_with_openbot_killed_by_sigkill(user: User) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-# bwrap's init (pid 1 of the command's PID namespace) arms its parent-death signal, the switch that kills
-# the namespace when openbot dies, only after forking the command's side (bwrap.c, do_init). An init the
-# scheduler leaves waiting arms it after openbot was killed, and the command survives (the likely cause of
-# the failure in one of four full-suite runs, issue 22). The hook below makes the init arm only once the
-# file ARM_AFTER names exists (read at load time: bwrap drops the variable itself); where that file's
-# directory is not in the sandbox (openbot's probe of bwrap) it does nothing.
+# pid 1 of the command's PID namespace dies when bwrap does, which dies with openbot: the parent-death
+# signal is the switch. bwrap's init armed it only after forking the command's side (bwrap.c, do_init): an
+# init the scheduler left waiting armed it after openbot was killed, and the command survived (issue 22).
+# With --as-pid-1 (issue 36) there is no such init: bwrap arms pid 1 (the launcher) before exec'ing it —
+# still too late when openbot died first. The hook below makes pid 1 arm only once the file ARM_AFTER
+# names exists (read at load time: bwrap drops the variable itself); where that file's directory is not in
+# the sandbox (openbot's probe of bwrap) it does nothing.
 SLOW_INIT = r"""
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -102,7 +103,7 @@ int prctl(int option, ...) {
 
 
 def _launchers(base: Path) -> list[int]:
-    """Pids of the sandbox launchers of a run under `base` (waiting for its command or for bwrap's init)."""
+    """Pids of the sandbox launchers of a run under `base` (waiting for its command or to be armed)."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
@@ -153,7 +154,7 @@ def test_a_command_dies_with_openbot_even_when_bwraps_init_arms_late(user: User)
     make_bot("killed", [reply("", shell(command))])
     proc = user.start("run", "killed", env={"PATH": f"{hook}:{os.environ['PATH']}"})
     try:
-        # The command is in its sandbox, running or held back by the launcher; bwrap's init has not armed.
+        # The command is in its sandbox, held back before the launcher starts; pid 1 has not armed.
         wait_for(
             lambda: len(_alive(marker)) >= 2 or _command_sent(user.base) or proc.poll() is not None,
             timeout=120,
@@ -161,7 +162,7 @@ def test_a_command_dies_with_openbot_even_when_bwraps_init_arms_late(user: User)
         assert proc.poll() is None, f"openbot ended before the command was sent: {proc.communicate()}"
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
-        gate.touch()  # the init arms now, with openbot and bwrap gone: too late to stop anything
+        gate.touch()  # pid 1 arms now, with openbot and bwrap gone: too late to stop anything
         wait_for(lambda: not _launchers(user.base), timeout=60)  # each ran its command or refused to
         survivors = _alive(marker)
         assert not survivors, "survivors: " + "; ".join(_lineage(pid) for pid in survivors)
