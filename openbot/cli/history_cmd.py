@@ -15,7 +15,7 @@ import typer
 from openbot.cli.completion import bot_names
 from openbot.cli.typer_app import app
 from openbot.views.escapes import one_line, visible, visible_json
-from openbot.views.fields import money
+from openbot.views.fields import feedback_lines, money
 
 if TYPE_CHECKING:
     from openbot.state.history import SessionMeta
@@ -114,6 +114,8 @@ def _field(key: str, value: object) -> str:
             return _sandbox(value)
         if key == "verification" and isinstance(value, dict):
             return _verification(value)
+        if key == "feedback" and isinstance(value, dict):  # --feedback (run/feedback.py)
+            return "\n  ".join(feedback_lines(value))
     except (TypeError, ValueError):  # hand-edited metadata: show it as it is
         pass
     if isinstance(value, dict | list):

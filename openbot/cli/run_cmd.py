@@ -83,6 +83,9 @@ def run_command(
         None, "--attempts-parallel", min=0, help="Attempts at once (0: 1 on a local server, else all)."
     ),
     seed: int | None = typer.Option(None, "--seed", help="Sampling seed (Chat Completions servers)."),
+    feedback: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--feedback", help="A pull request's feedback.json to address (docs/ci.md, 'Feedback')."
+    ),
 ) -> None:
     """Run a bot: iterate agent sessions in an isolated worktree until it completes or a limit is hit."""
     start(
@@ -115,5 +118,6 @@ def run_command(
             attempts=attempts,
             attempts_parallel=attempts_parallel,
             seed=seed,
+            feedback=feedback,
         )
     )

@@ -18,6 +18,7 @@ from openbot.views.escapes import visible
 from openbot.views.fields import failed_output, money, reviewed_text, status_text, verified_text
 
 if TYPE_CHECKING:
+    from openbot.config.feedback import Feedback
     from openbot.run.plan import RunPlan, RunRequest
     from openbot.run.result import RunResult
     from openbot.views.live import LiveView
@@ -55,6 +56,7 @@ class RunArgs:  # `openbot run`'s options, each default the typer command's (a t
     attempts: int | None = None
     attempts_parallel: int | None = None
     seed: int | None = None
+    feedback: str | None = None
 
 
 def start(a: RunArgs) -> NoReturn:
@@ -62,10 +64,24 @@ def start(a: RunArgs) -> NoReturn:
     from openbot.run.plan import plan_run
 
     request, fmt = _request(a), _output_format(a.output, a.as_json)
+    feedback = _feedback(a.feedback)  # a bad file: exit 2 before anything else is read
     plan = plan_run(request)
+    if feedback is not None:
+        from openbot.run.feedback import task_text
+
+        plan.feedback, plan.task = feedback, "\n\n".join(filter(None, [plan.task, task_text(feedback)]))
     if plan.config.attempts > 1:
         _attempts(a, plan, fmt)
     _execute(plan, fmt)
+
+
+def _feedback(given: str | None) -> Feedback | None:
+    """The --feedback file, checked (config/feedback.py); None without one."""
+    if given is None:
+        return None
+    from openbot.config.feedback import load_feedback
+
+    return load_feedback(Path(given).absolute())
 
 
 def _attempts(a: RunArgs, plan: RunPlan, output: str) -> NoReturn:

@@ -17,6 +17,7 @@ from openbot.agent.models.params import server_trigger
 from openbot.agent.models.registry import fallback_chain, load_backend, make_ready
 from openbot.config.botconfig import BotConfig, resolve
 from openbot.config.bots import BotRef, find_bot
+from openbot.config.feedback import Feedback
 from openbot.config.integrations import check_environment, secret_values
 from openbot.config.model_names import parse_model, resolve_script
 from openbot.config.skills import Layer
@@ -78,6 +79,7 @@ class RunPlan:
     warnings: list[str] = field(default_factory=list)  # said when the run starts (a deprecated model…)
     verify: VerifySpec = VerifySpec((), 600, 3, False)  # how openbot checks the work (run/verify.py)
     work: WorkMode = WorkMode("tools", "")  # tool calls or edits in the reply (config/workmode.py)
+    feedback: Feedback | None = None  # --feedback: the pull request's items, in `task` (run/feedback.py)
 
 
 def plan_run(req: RunRequest) -> RunPlan:

@@ -6,6 +6,7 @@ Session         → session_opened / session_closed (its id, summary, commands) 
 Runner          → started / ended (status, exit code, reason)
 
 Verifier        → verifying / verified / explained (openbot's check of the work, run/verify.py)
+Reviewer        → reviewed (run/review.py); FeedbackCheck → fed_back (run/feedback.py)
 """
 
 from __future__ import annotations
@@ -118,6 +119,11 @@ class Recorder:
         rec = self.record
         rec.reviewed, rec.review = approved, summary
         rec.save()
+
+    def fed_back(self, summary: dict[str, object]) -> None:
+        """The `--feedback` items and which the bot addressed, and how (run/feedback.py)."""
+        self.record.feedback = summary
+        self.record.save()
 
     def unchanged(self, nothing_changed: bool) -> None:
         """At session_complete: whether the run's repository is as the run found it (run/unchanged.py)."""

@@ -41,6 +41,7 @@ class RunResult:
             "merge_unverified": r.merge_unverified,
             "reviewed": r.reviewed,  # the `review` model's verdict: true approved, false not, null no review
             "review": r.review,
+            "feedback": r.feedback,  # --feedback: each item, addressed or not, and how (run/feedback.py)
             "action": r.action,
             "action_message": r.action_message,
             "reason": r.reason,

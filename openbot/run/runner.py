@@ -74,9 +74,9 @@ class Runner:
             base_tokens=dict(rec.tokens),
             base_cost=rec.cost_usd,
         )
-        from openbot.run.review import VerifyThenReview
+        from openbot.run.feedback import FeedbackCheck  # openbot's check, the review, the feedback
 
-        self.parts.verifier = self.verifier = VerifyThenReview(
+        self.parts.verifier = self.verifier = FeedbackCheck(
             plan, self.recorder, self.parts.workspace, self.parts.tools, self.parts.budget
         )
         from openbot.run.unchanged import Unchanged

@@ -15,7 +15,6 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from openbot.agent.context import estimate_tokens
 from openbot.agent.editmode import EditMode, EditTurn
@@ -40,9 +39,6 @@ from openbot.run.parts import RunParts
 from openbot.run.stopped_summary import STOPPED, session_summary
 from openbot.state.history import SessionMeta
 from openbot.stops import Completed, Completion, Status, Stop, Unverified
-
-if TYPE_CHECKING:
-    pass
 
 
 class Session:
@@ -211,6 +207,8 @@ class Session:
         finally:
             if verifier.attempt != before:
                 self.meta.extra["verification"] = dict(self.parts.record.verification)
+            if self.parts.record.feedback:  # --feedback: which items the bot addressed (run/feedback.py)
+                self.meta.extra["feedback"] = dict(self.parts.record.feedback)
 
     def close(self, error: BaseException | None) -> None:
         self.parts.workspace.net.route.to(self.parts.workspace.net.run_log)  # its repeats written here

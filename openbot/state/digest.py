@@ -106,6 +106,10 @@ def row(d: dict[str, object]) -> dict[str, object]:
     r["summary"] = str(d.get("summary") or "")
     r["action"] = str(d.get("action") or "")
     r["pr_url"] = str(d.get("pr_url") or "")
+    found = d.get("feedback")  # --feedback (run/feedback.py): how many of its items the bot addressed
+    fb = found if isinstance(found, dict) else {}
+    said = f"{fb.get('addressed')} of {fb.get('total')} feedback item(s) addressed"
+    r["feedback"] = said if fb.get("total") else ""
     repo = Path(str(d["repo_root"])) if d.get("repo_root") else None
     r["repo"] = str(repo) if repo else ""
     r["network"] = _network(d.get("network"))

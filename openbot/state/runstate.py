@@ -77,6 +77,7 @@ class RunRecord:
     verification: dict[str, object] = field(default_factory=dict)  # the last verification, as its event says
     reviewed: bool | None = None  # the `review` model's last verdict (run/review.py); None = no review
     review: dict[str, object] = field(default_factory=dict)  # the last review, as its event says
+    feedback: dict[str, object] = field(default_factory=dict)  # --feedback: each item, addressed or not
     merge_unverified: bool = False  # the bot lets `merge` apply to unverified work
     nothing_changed: bool = False  # it completed with the repository as it found it (run/unchanged.py)
     repo_root: str = ""  # the user's checkout the run started from ("" outside a repository): the digest

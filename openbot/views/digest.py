@@ -66,7 +66,8 @@ def _size(count: int) -> str:
 
 
 def _why(r: dict[str, Any]) -> str:
-    return str(r["reason"] or (r["summary"].split("\n")[0] if r["status"] == "completed" else ""))
+    why = str(r["reason"] or (r["summary"].split("\n")[0] if r["status"] == "completed" else ""))
+    return "; ".join(filter(None, [str(r.get("feedback") or ""), why]))
 
 
 def cells(r: dict[str, object]) -> tuple[str, ...]:

@@ -108,6 +108,33 @@ def review_entry(r: Mapping[str, object]) -> tuple[str, str, dict[str, object]]:
     return "failed", f"changes requested: {said}{note}{comments}", data
 
 
+def reported(kind: str, r: Mapping[str, object]) -> tuple[str, str, dict[str, object]]:
+    """A `review` or `feedback` event as a transcript entry's label, text and fields."""
+    return review_entry(r) if kind == "review" else feedback_entry(r)
+
+
+def feedback_entry(r: Mapping[str, object]) -> tuple[str, str, dict[str, object]]:
+    """A `feedback` event (run/feedback.py): "passed" when every item was addressed, a line per item."""
+    data = {k: v for k, v in r.items() if k not in ("type", "ts", "seq")}
+    lines = feedback_lines(r)
+    return ("passed" if r.get("addressed") == r.get("total") else "failed"), "\n    ".join(lines), data
+
+
+def feedback_lines(r: Mapping[str, object]) -> list[str]:
+    """`2 of 3 feedback item(s) addressed` and a line per item (its commits, the bot's words), inert."""
+    items = r.get("items")
+    lines = [f"{r.get('addressed')} of {r.get('total')} feedback item(s) addressed ({r.get('pull_request')})"]
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, Mapping):
+            continue
+        commits = item.get("commits")
+        shas = ", ".join(str(c)[:12] for c in commits) if isinstance(commits, list) else ""
+        said = "addressed" if item.get("addressed") is True else "not addressed"
+        how = f": {item.get('how')}" if item.get("how") else ""
+        lines.append(f"{item.get('id')} {item.get('title')}: {said}{f' in {shas}' if shas else ''}{how}")
+    return [visible(" ".join(line.split())) for line in lines]
+
+
 def reviewed_text(r: Mapping[str, object]) -> str:
     """The bot's review (docs/VERIFY.md, "Review") in one line, from a run's summary; "" without one."""
     review, reviewed = r.get("review"), r.get("reviewed")

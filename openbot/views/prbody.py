@@ -40,6 +40,7 @@ def pr_body(result: Mapping[str, Any], branch: str, run_url: str) -> str:
         f"${_number(result.get('cost_usd'))}.",
         f"Branch {code(branch)} is updated in place each night. Workflow run and session history: "
         f"{_inline(run_url)}",
+        *_feedback(result),
         "---",
         "**The bot's summary**, in its own words (openbot checked only what is said above):",
         _fenced(str(result.get("summary") or "") or "(no summary)"),
@@ -55,6 +56,30 @@ def _reviewed(result: Mapping[str, Any]) -> str:
     if result.get("reviewed") is True:
         return f" Approved by its review model after {said}."
     return f" **Not approved by its review model** after {said}." if result.get("reviewed") is False else ""
+
+
+def _feedback(result: Mapping[str, Any]) -> list[str]:
+    """The "Feedback" section (docs/ci.md): each item of the night's --feedback, addressed or not, with its
+    commits and the bot's words in code spans; [] for a run without feedback."""
+    found = result.get("feedback")
+    fb: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    items = [i for i in fb.get("items") or [] if isinstance(i, Mapping)]
+    if not items:
+        return []
+    ignored = fb.get("ignored")
+    aside = f"; {_number(ignored)} left aside (not from people with write access)" if ignored else ""
+    head = (
+        f"**Feedback**: this run was given {len(items)} item(s) from this pull request's checks and reviews"
+        f"{aside}; the bot says it addressed {_number(fb.get('addressed'))} of {len(items)}:"
+    )
+    lines = []
+    for item in items:
+        commits = [str(c)[:12] for c in item.get("commits") or [] if isinstance(c, str)]
+        said = "addressed" if item.get("addressed") is True else "**not addressed**"
+        where = f" in {', '.join(code(c) for c in commits)}" if commits else ""
+        how = f": {code(item.get('how'))}" if item.get("how") else ""
+        lines.append(f"- {code(item.get('id'))} {code(item.get('title'))}: {said}{where}{how}")
+    return [head, "\n".join(lines)]
 
 
 def _verified(result: Mapping[str, Any]) -> str:

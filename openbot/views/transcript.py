@@ -19,7 +19,7 @@ from openbot.views.escapes import visible
 from openbot.views.fields import Damaged as _Damaged
 from openbot.views.fields import flag as _b
 from openbot.views.fields import integer as _i
-from openbot.views.fields import json_text, network_text, review_entry
+from openbot.views.fields import json_text, network_text, reported
 from openbot.views.fields import mapping as _map
 from openbot.views.fields import number as _n
 from openbot.views.fields import text as _s
@@ -258,8 +258,8 @@ def _parse(r: Mapping[str, object], kind: str) -> Entry:
             wait = _n(r, "wait_secs")
             when = f"in {wait:.1f}s" if wait else "at once"
             return Happened("retry", _s(r, "cause"), f"re-sent {when} (retry {_i(r, 'attempt')})")
-        case "verification" | "review":  # a review's labels too: passed (approved), failed
-            return _verification(r) if kind == "verification" else Happened(kind, *review_entry(r))
+        case "verification" | "review" | "feedback":  # labels: passed (approved, all addressed), failed
+            return _verification(r) if kind == "verification" else Happened(kind, *reported(kind, r))
         case "network":  # docs/SANDBOX.md, "Network by name"
             return Happened(
                 "network", "allowed" if _b(r, "allowed") else "refused", network_text(r), _fields(r)

@@ -61,7 +61,7 @@ def person_block(e: Entry) -> str | None:
             return f"error: {e.text}"
         case Happened(kind="notice"):
             return f"[{e.label or 'notice'}] {e.text}"
-        case Happened(kind="verification" | "network"):
+        case Happened(kind="verification" | "network" | "feedback"):
             return f"[{e.kind}] {e.text}"
         case Boundary(kind="turn_aborted"):
             return f"turn aborted: {e.outcome} {e.detail}".rstrip()
@@ -102,7 +102,7 @@ def _model_lines(e: Entry, text: bool, commands: bool, everything: bool) -> list
             return [f"[tool {e.tool} failed] {one_line(e.content, 300)}"]
         case Consulted():
             return [f"[mcp {e.name} {'failed' if e.is_error else 'ok'}] {one_line(e.output, 300)}"]
-        case Happened(kind="error" | "notice" | "verification" | "network"):
+        case Happened(kind="error" | "notice" | "verification" | "network" | "feedback"):
             return [f"[{e.kind}] {one_line(e.text, 300)}"]
         case Boundary(kind="session_ended" | "turn_aborted"):
             return [f"[{e.kind}] {e.outcome} {e.detail}".rstrip()]
