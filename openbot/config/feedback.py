@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from openbot.errors import ConfigError
 
@@ -44,7 +44,7 @@ TEXTS = ("body", "log_tail")
 class Item:
     id: str
     kind: str
-    fields: dict[str, Any]  # the kind's keys, strings cut to their bound (log_tail, line when given)
+    fields: dict[str, object]  # the kind's keys, strings cut to their bound (log_tail, line when given)
 
     def get(self, key: str) -> str:
         value = self.fields.get(key)
@@ -120,7 +120,7 @@ def _item(entry: object, source: str, where: str) -> Item:
         _bad(source, f"{where}.id", "must be F and a number (F1, F2, …)", item_id)
     if kind not in KINDS:
         _bad(source, f"{where}.kind", f"must be one of {', '.join(KINDS)}", kind)
-    fields: dict[str, Any] = {key: _text(table, source, key, f"{where}.") for key, _ in KINDS[kind]}
+    fields: dict[str, object] = {key: _text(table, source, key, f"{where}.") for key, _ in KINDS[kind]}
     if kind == "check" or "log_tail" in table:
         fields["log_tail"] = _text(table, source, "log_tail", f"{where}.", required=False)
     if kind == "review_comment":
@@ -131,13 +131,13 @@ def _item(entry: object, source: str, where: str) -> Item:
     return Item(item_id, kind, fields)
 
 
-def _table(value: object, source: str, key: str) -> dict[str, Any]:
+def _table(value: object, source: str, key: str) -> dict[str, object]:
     if not isinstance(value, dict):
         _bad(source, key or "(the top level)", "must be a JSON object", value)
     return value
 
 
-def _text(table: dict[str, Any], source: str, key: str, prefix: str = "", required: bool = True) -> str:
+def _text(table: dict[str, object], source: str, key: str, prefix: str = "", required: bool = True) -> str:
     value = table.get(key, None if required else "")
     if not isinstance(value, str):
         _bad(source, prefix + key, "must be a string" if key in table else "is missing", value)
