@@ -13,6 +13,7 @@ work as it now stands — and only from people whose permission on the repositor
 from __future__ import annotations
 
 import argparse
+import email.utils
 import json
 import os
 import re
@@ -105,6 +106,19 @@ class Gathering:
         return self.redactor.redact("\n".join(lines[-LOG_LINES:]))
 
 
+def _head_time(api: ForgeAPI, repo: str, sha: str) -> str | None:
+    """The head commit's committer date — unless it lies after the forge's own clock (its `Date` header):
+    the agent sets its commits' dates, and one in the future would hide every comment. Then None: all."""
+    commit, headers = api.get(f"/repos/{repo}/commits/{sha}")
+    since = str(((commit.get("commit") or {}).get("committer") or {}).get("date") or "")
+    try:
+        now = email.utils.parsedate_to_datetime(headers.get("date") or "")
+    except (TypeError, ValueError):
+        return since or None
+    stamp = _when(since)
+    return None if stamp is None or stamp.tzinfo is None or stamp > now else since
+
+
 def gather(api: ForgeAPI, repo: str, head: str, bot_login: str, redactor: Redactor) -> dict[str, Any]:
     """The feedback document for the open pull request from `head` (none: no items)."""
     owner = repo.split("/")[0]
@@ -120,8 +134,7 @@ def gather(api: ForgeAPI, repo: str, head: str, bot_login: str, redactor: Redact
         return doc
     pr = pulls[0]
     number, sha = int(pr["number"]), str(pr["head"]["sha"])
-    commit, _ = api.get(f"/repos/{repo}/commits/{sha}")
-    since = str(((commit.get("commit") or {}).get("committer") or {}).get("date") or "")
+    since = _head_time(api, repo, sha)
     g = Gathering(api, repo, bot_login, redactor, _when(since))
     pull = {
         "number": number,

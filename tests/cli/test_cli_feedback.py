@@ -188,3 +188,16 @@ def test_the_agent_and_the_model_never_get_the_forge_token(tmp_path: Path) -> No
         if name != "GH_HOST":
             assert value.translate(rot13) not in sent and value not in sent, name
             assert name.translate(rot13) not in sent, name
+
+
+def test_a_head_commit_dated_after_the_forges_clock_hides_no_feedback(tmp_path: Path) -> None:
+    """The agent sets its commits' dates: a head dated 2099 must not make every comment 'older'."""
+    with forge_server() as forge:
+        n = pull(forge)
+        forge.commit(REPO, SHA, "2099-01-01T00:00:00Z")
+        forge.grant(REPO, "alice", "write")
+        forge.add_comment(REPO, n, "alice", "still failing on main", when=AFTER)
+        out = tmp_path / "feedback.json"
+        assert gather(forge, out).returncode == 0
+    doc = json.loads(out.read_text())
+    assert doc["since"] is None and [i["body"] for i in doc["items"]] == ["still failing on main"]
