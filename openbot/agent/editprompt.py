@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from openbot.agent.context import estimate_tokens
+from openbot.agent.repomap import relevant
 from openbot.files import read_text_capped
 
 OPERATING = """\
@@ -49,12 +50,19 @@ REMINDER = (
     "Reply with each file to change or create: its path alone on a line, then its entire new content in a "
     "fenced block (every line, the ones you keep too)."
 )
+LONG = (
+    " {} is long: for it, write its path, then only the lines to change, as <<<<<<< SEARCH (the exact "
+    "lines now in the file) ======= (the new lines) >>>>>>> REPLACE."
+)
 _LANGS = {".py": "python", ".js": "javascript", ".ts": "typescript", ".sh": "sh", ".md": "markdown"}
 _LANGS |= {".toml": "toml", ".json": "json", ".yml": "yaml", ".yaml": "yaml", ".rs": "rust", ".go": "go"}
 _TOKEN = re.compile(r"[\w./-]*[\w/]")
 _NAMED = re.compile(r"\bfile\s+(?:named|called)\s+[`'\"]?([\w][\w./-]*)")
 _FILE_NAME = re.compile(r"[\w-]{2,}\.[A-Za-z][A-Za-z0-9]{0,5}|\.[A-Za-z][\w.-]+")
 MAX_LISTED = 50
+LONG_LINES = (
+    80  # a shown file longer than this is changed by SEARCH/REPLACE: written whole, it is slow and cut
+)
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache"}
 
 
@@ -66,6 +74,7 @@ class Shown:
     in_chat: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     new: list[str] = field(default_factory=list)  # files the task names that do not exist yet
+    long: list[str] = field(default_factory=list)  # shown files to change by SEARCH/REPLACE, not whole
 
 
 def named_files(text: str, files: set[str]) -> list[str]:
@@ -101,8 +110,12 @@ def show_files(task: str, root: Path, files: set[str], window: int) -> Shown:
     budget = window // 3
     named = named_files(task, files)
     order = list(named)
+    found: list[str] = []
     if sum(_size(root / f) for f in files) <= window // 4 * 4:  # ~4 characters a token
         order += [f for f in sorted(files) if f not in order]
+    else:  # the files the task's words point at (agent/repomap.py): fewer beside the ones it names
+        found = [f for f in relevant(task, root, files, 2 if named else 4) if f not in order]
+        order += found
     shown = Shown(new=new_files(task, files))
     parts: list[str] = []
     for f in order:
@@ -110,12 +123,14 @@ def show_files(task: str, root: Path, files: set[str], window: int) -> Shown:
         block = _block(f, text) if text is not None else ""
         cost = estimate_tokens(block)
         if not block or cost > budget:
-            if f in named:  # a file of a tiny repository that is not text is only listed
+            if f in named or f in found:  # a file of a tiny repository that is not text is only listed
                 shown.left_out.append(f)
             continue
         budget -= cost
         parts.append(block)
         shown.in_chat.append(f)
+        if text is not None and text.count("\n") > LONG_LINES:
+            shown.long.append(f)
     if shown.left_out:
         parts.append(
             f"Not shown, too large for the model's window (~{window:,} tokens): {', '.join(shown.left_out)}. "
@@ -137,7 +152,8 @@ def first_message(task: str, shown: Shown, checks: tuple[str, ...]) -> str:
     if checks:
         after += f", then runs {', '.join(f'`{c}`' for c in checks)} and tells you what failed"
     files = shown.text or "(the repository has no files yet)"
-    return f"# Files\n{files}\n\n# Check\n{after}.\n\n# Task\n{task.strip()}\n\n{REMINDER}\n"
+    reminder = REMINDER + (LONG.format(", ".join(shown.long)) if shown.long else "")
+    return f"# Files\n{files}\n\n# Check\n{after}.\n\n# Task\n{task.strip()}\n\n{reminder}\n"
 
 
 def _block(path: str, text: str) -> str:

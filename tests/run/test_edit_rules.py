@@ -93,3 +93,25 @@ def test_a_failed_check_names_the_error_and_shows_the_line_it_points_at(tmp_path
         "It points at textutil.py line 1:\n```\n>1 | from textutil import slugify\n 2 | \n 3 | def title(s):"
         in told
     )
+
+
+def test_the_files_a_task_is_about_are_shown_when_it_names_none_and_a_long_one_is_changed_by_search(
+    tmp_path: Path,
+) -> None:
+    helpers = "".join(f"def helper_{k}(value):\n    return value + {k}\n\n" for k in range(40))
+    filler = {f"mod{n}.py": helpers for n in range(6)}
+    clock = "".join(f"STEP_{k} = {k}\n" for k in range(90)) + (
+        "\n\ndef parse_time(text):\n    seconds, fraction = text.split('.')\n"
+        "    microseconds = int(fraction[:6].ljust(6, '0'))\n    return int(seconds), microseconds\n"
+    )
+    repo = make_repo(tmp_path / "proj", {**filler, "clock.py": clock})
+    task = "Round down the microseconds when a parsed time has more digits than that."
+    with FakeOpenAI(
+        [reply("DONE"), reply("DONE"), reply("DONE")], models={MODEL: {"context_window": 8192}}
+    ) as api:
+        local_bot(api.base_url, "")
+        run_cli("run", "small", "--prompt", task, cwd=repo)
+        first = last_user_text(api.bodies[0])
+    assert "clock.py\n```python\nSTEP_0 = 0\n" in first
+    assert "mod0.py\n```" not in first and "mod0.py" in first  # listed, not shown
+    assert "clock.py is long: for it, write its path, then only the lines to change" in first
