@@ -3,14 +3,17 @@ outside the walls, on a Unix socket bound read-only into the sandbox (forward.py
 sandbox's loopback). It allows CONNECT and absolute-URI HTTP requests to the listed names and ports only,
 resolves names itself, refuses IP literals and private, loopback and link-local addresses unless a pattern
 names them (hosts.py), and never looks inside TLS. Each connection is one `network` event; a refusal
-answers 403 with a body naming the config key to change. Bounded: MAX_CONNECTIONS at once, MAX_BYTES per
-connection, IDLE_SECS without a byte. `close()` ends it with the run (or the setup it served).
+answers 403 with a body naming the config key to change. Bounded: MAX_CONNECTIONS at once (one more is a
+503 and an event), MAX_BYTES per connection, IDLE_SECS without a byte (a connection cut short says why in
+its event); tests set smaller ones in OPENBOT_PROXY_MAX_CONNECTIONS, _MAX_BYTES and _IDLE_SECS (openbot's
+own environment, never the agent's). `close()` ends it with the run (or the setup it served).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ipaddress
+import os
 import selectors
 import socket
 import tempfile
@@ -35,12 +38,15 @@ class Refused(Exception):
 class Proxy:
     def __init__(self, patterns: tuple[HostPattern, ...], key: str, report: Report) -> None:
         self.patterns, self.key, self.report = patterns, key, report
+        self.max_connections = int(_limit("MAX_CONNECTIONS", MAX_CONNECTIONS))
+        self.max_bytes = int(_limit("MAX_BYTES", MAX_BYTES))
+        self.idle_secs = _limit("IDLE_SECS", IDLE_SECS)
         self.dir = Path(tempfile.mkdtemp(prefix="openbot-net-"))
         self.path = self.dir / "proxy.sock"
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(str(self.path))
-        self._listener.listen(MAX_CONNECTIONS)
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._listener.listen(self.max_connections)
+        self._slots = threading.BoundedSemaphore(self.max_connections)
         self._closed = False
         threading.Thread(target=self._accept, name="openbot-proxy", daemon=True).start()
 
@@ -60,15 +66,17 @@ class Proxy:
             except OSError:
                 return
             if not self._slots.acquire(blocking=False):
-                _answer(client, 503, f"openbot proxy: more than {MAX_CONNECTIONS} connections at once")
+                why = f"more than {self.max_connections} connections at once"
+                self._event("*", 0, False, why, 0, 0)  # which host it wanted is not read
+                _answer(client, 503, f"openbot proxy: {why}")
                 client.close()
                 continue
             threading.Thread(target=self._serve, args=(client,), daemon=True).start()
 
     def _serve(self, client: socket.socket) -> None:
-        host, port, up, down = "", 0, 0, 0
+        host, port, up, down, cut = "", 0, 0, 0, ""
         try:
-            client.settimeout(IDLE_SECS)
+            client.settimeout(self.idle_secs)
             head, rest = _read_head(client)
             method, host, port, first = _target(head)
             upstream = self._connect(host, port)
@@ -79,12 +87,12 @@ class Proxy:
                 else:
                     sent = _origin_form(head, first) + rest
                 upstream.sendall(sent)
-                up, down = _relay(client, upstream)
+                up, down, cut = self._relay(client, upstream)
                 up += len(sent)
-            self._event(host, port, True, "", up, down)
-        except Refused as e:
-            _answer(client, 403, f"openbot: {e}; to allow it, add it to `{self.key}` in the bot's config")
+            self._event(host, port, True, cut, up, down)
+        except Refused as e:  # the event first: once the command has its answer, it may end the session
             self._event(host, port, False, str(e), 0, 0)
+            _answer(client, 403, f"openbot: {e}; to allow it, add it to `{self.key}` in the bot's config")
         except (OSError, ValueError, UnicodeError) as e:
             _answer(client, 502, f"openbot proxy: {host}:{port}: {e}")
             self._event(host, port, False, f"failed: {e}", up, down)
@@ -113,13 +121,50 @@ class Proxy:
             raise Refused(f"{host} resolves to a private, loopback or link-local address only")
         family, kind, proto, _, address = addresses[0]
         upstream = socket.socket(family, kind, proto)
-        upstream.settimeout(IDLE_SECS)
+        upstream.settimeout(self.idle_secs)
         try:
             upstream.connect(address)
         except OSError:
             upstream.close()
             raise
         return upstream
+
+    def _relay(self, client: socket.socket, upstream: socket.socket) -> tuple[int, int, str]:
+        """Copy both ways until both sides are done, a side idles, or the bytes passed the limit: the
+        bytes each way, and why the connection was cut short ("" if it was not)."""
+        counts = {client: 0, upstream: 0}
+        other = {client: upstream, upstream: client}
+        open_ = {client, upstream}
+        with selectors.DefaultSelector() as sel:
+            for s in open_:
+                sel.register(s, selectors.EVENT_READ)
+            while open_:
+                if sum(counts.values()) >= self.max_bytes:
+                    return counts[client], counts[upstream], f"cut at {self.max_bytes} bytes"
+                ready = sel.select(self.idle_secs)
+                if not ready:
+                    return counts[client], counts[upstream], f"cut after {self.idle_secs:g} s idle"
+                for key, _ in ready:
+                    src = key.fileobj
+                    assert isinstance(src, socket.socket)
+                    data = src.recv(65536)
+                    if not data:
+                        sel.unregister(src)
+                        open_.discard(src)
+                        with contextlib.suppress(OSError):
+                            other[src].shutdown(socket.SHUT_WR)
+                        continue
+                    other[src].sendall(data)
+                    counts[src] += len(data)
+        return counts[client], counts[upstream], ""
+
+
+def _limit(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(f"OPENBOT_PROXY_{name}") or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 def _public(address: str) -> bool:
@@ -160,33 +205,6 @@ def _origin_form(head: bytes, first: str) -> bytes:
     lines = head.decode("latin-1").split("\r\n")[1:]
     kept = [ln for ln in lines if ln and not ln.lower().startswith(("proxy-", "connection:", "keep-alive:"))]
     return "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close", "", ""]).encode("latin-1")
-
-
-def _relay(client: socket.socket, upstream: socket.socket) -> tuple[int, int]:
-    """Copy both ways until both sides are done, a side idles IDLE_SECS, or MAX_BYTES passed."""
-    counts = {client: 0, upstream: 0}
-    other = {client: upstream, upstream: client}
-    open_ = {client, upstream}
-    with selectors.DefaultSelector() as sel:
-        for s in open_:
-            sel.register(s, selectors.EVENT_READ)
-        while open_ and sum(counts.values()) < MAX_BYTES:
-            ready = sel.select(IDLE_SECS)
-            if not ready:
-                break
-            for key, _ in ready:
-                src = key.fileobj
-                assert isinstance(src, socket.socket)
-                data = src.recv(65536)
-                if not data:
-                    sel.unregister(src)
-                    open_.discard(src)
-                    with contextlib.suppress(OSError):
-                        other[src].shutdown(socket.SHUT_WR)
-                    continue
-                other[src].sendall(data)
-                counts[src] += len(data)
-    return counts[client], counts[upstream]
 
 
 def _answer(client: socket.socket, status: int, text: str) -> None:

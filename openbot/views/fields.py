@@ -176,5 +176,6 @@ def network_text(r: Mapping[str, object]) -> str:
     where += f" ({n} more connections like it)" if n > 1 else ""
     if flag(r, "allowed"):
         sent, received = integer(r, "bytes_sent") or 0, integer(r, "bytes_received") or 0
-        return f"network: {where} ({sent} bytes sent, {received} received; `{key}`)"
+        cut = f"; {text(r, 'reason')}" if text(r, "reason") else ""  # the proxy's bounds (proxy.py)
+        return f"network: {where} ({sent} bytes sent, {received} received{cut}; `{key}`)"
     return f"network: {where} refused: {text(r, 'reason')} (`{key}` lists what may be reached)"

@@ -76,6 +76,10 @@ PROBES = (
     "tried('dns', lambda: socket.getaddrinfo('example.org', 443))\n"
     "tried('tcp', lambda: socket.create_connection(('127.0.0.1', {port}), timeout=5))\n"
     "tried('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('192.0.2.1', 53)))\n"
+    "tried('tcp-out', lambda: socket.create_connection(('192.0.2.1', 443), timeout=5))\n"
+    "icmp = lambda kind: socket.socket(socket.AF_INET, kind, 1).sendto(bytes(8), ('192.0.2.1', 0))\n"
+    "tried('raw', lambda: icmp(socket.SOCK_RAW))\n"
+    "tried('ping', lambda: icmp(socket.SOCK_DGRAM))\n"
 )
 
 
@@ -173,6 +177,7 @@ def test_pip_installs_through_the_proxy_and_the_rest_is_refused(
     commands = [e for e in _session_events("lister") if e["type"] == "command"]
     probe = next(str(c["output"]) for c in commands if "getaddrinfo" in str(c["command"]))
     assert re.search(r"dns failed", probe) and "tcp failed" in probe and "udp failed" in probe, probe
+    assert "tcp-out failed" in probe and "raw failed" in probe and "ping failed" in probe, probe
     said = next(str(c["output"]) for c in commands if f"localhost:{other_port}" in str(c["command"]))
     assert "add it to `network`" in said
 
