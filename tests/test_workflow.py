@@ -140,7 +140,12 @@ def test_triggers_inputs_secrets_and_permissions(wf: dict[str, Any], caller: dic
     on = _on(caller)
     assert on["schedule"] and all(len(s["cron"].split()) == 5 for s in on["schedule"])
     assert {"bots", "max_iterations"} <= set(on["workflow_dispatch"]["inputs"])
-    assert caller["permissions"] == {"contents": "write", "pull-requests": "write"}
+    assert caller["permissions"] == {
+        "contents": "write",
+        "pull-requests": "write",
+        "checks": "read",  # the pull request's failed checks, read the next night (docs/ci.md, "Feedback")
+        "actions": "read",  # and their job logs
+    }
     call = wf_call = _on(wf)["workflow_call"]
     assert {"openbot-spec", "bots", "max-parallel", "night-budget-usd", "nightly-branch"} <= set(
         call["inputs"]
@@ -189,6 +194,80 @@ def test_the_secret_is_only_on_the_run_step(wf: dict[str, Any]) -> None:
         (f"/jobs/rollup/steps[{notify}]/env/WEBHOOK", "${{ secrets.NIGHT_WEBHOOK_URL }}"),
     ]
     assert "ANTHROPIC_API_KEY" not in wf.get("env", {}) and "env" not in wf["jobs"]["run"]
+
+
+def test_the_forge_token_is_on_the_steps_beside_the_walls_never_on_the_run_step(wf: dict[str, Any]) -> None:
+    """The token that reads the pull request's feedback (issue 37) is on the gather, push and PR steps; the
+    step that runs the agent gets the feedback file's path, never a token."""
+    job = wf["jobs"]["run"]
+    with_token = [s.get("name") for s in job["steps"] if "github.token" in json.dumps(s.get("env", {}))]
+    assert with_token == [
+        "Gather the pull request's feedback",
+        "Push the bot's branch",
+        "Open or update the pull request",
+    ]
+    run = _step(job, "run")
+    assert not {"GH_TOKEN", "GITHUB_TOKEN"} & set(run["env"])
+    assert "token" not in json.dumps(run["env"]).lower()
+    assert run["env"]["FEEDBACK"] == "${{ steps.feedback.outputs.file }}"
+    names = [s.get("name") for s in job["steps"]]
+    assert names.index("Gather the pull request's feedback") < names.index("Run the bot")
+    gather = _step(job, "feedback")
+    assert gather["if"] == "${{ steps.start.outputs.continued == 'true' }}"
+    assert gather["env"]["GH_TOKEN"] == "${{ github.token }}"
+
+
+FAKE_GATHER = """
+printf '%s\n' "$@" > "$ARGS_FILE"
+[ "$FAKE_EXIT" = 0 ] && printf '%s\n' "$DOC" > "${@: -1}"
+exit "$FAKE_EXIT"
+"""
+
+
+def test_the_gather_step_hands_the_run_a_file_with_items_or_nothing(
+    wf: dict[str, Any], tmp_path: Path
+) -> None:
+    step = _step(wf["jobs"]["run"], "feedback")
+    env = {
+        "PATH": f"{_fake_bin(tmp_path, 'openbot', FAKE_GATHER)}:{os.environ['PATH']}",
+        "ARGS_FILE": str(tmp_path / "args"),
+        "RUNNER_TEMP": str(tmp_path),
+        "REPO": "acme/calc",
+        "STABLE": "openbot/nightly/b",
+        "GH_TOKEN": "t",
+        "FAKE_EXIT": "0",
+        "DOC": json.dumps({"version": 1, "items": [{"id": "F1"}]}),
+    }
+    proc, out = _run_step(step, tmp_path, env, tmp_path)
+    assert proc.returncode == 0 and out == {"file": str(tmp_path / "feedback.json")}
+    args = (tmp_path / "args").read_text().split()
+    assert args == [
+        "feedback",
+        "gather",
+        "--repo",
+        "acme/calc",
+        "--head",
+        "openbot/nightly/b",
+        "--out",
+        out["file"],
+    ]
+    proc, out = _run_step(step, tmp_path, {**env, "DOC": json.dumps({"version": 1, "items": []})}, tmp_path)
+    assert proc.returncode == 0 and out == {}  # nothing to address: the run gets no --feedback
+    proc, out = _run_step(step, tmp_path, {**env, "FAKE_EXIT": "2"}, tmp_path)
+    assert proc.returncode == 0 and out == {} and "::warning::could not read the feedback" in proc.stdout
+    run = _step(wf["jobs"]["run"], "run")
+    env = {
+        "PATH": f"{_fake_bin(tmp_path, 'openbot', FAKE_OPENBOT)}:{os.environ['PATH']}",
+        "ARGS_FILE": str(tmp_path / "args"),
+        "RESULT_JSON": json.dumps({"branch": "openbot/b-1"}),
+        "FAKE_EXIT": "0",
+        "OPENBOT_RESULT": str(tmp_path / "result.json"),
+        "BOT": "b",
+        "FEEDBACK": str(tmp_path / "feedback.json"),
+    }
+    proc, _ = _run_step(run, tmp_path, env, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "args").read_text().split() == ["run", "b", "--json", "--feedback", env["FEEDBACK"]]
 
 
 def test_no_expression_is_pasted_into_a_script(wf: dict[str, Any]) -> None:
@@ -620,10 +699,12 @@ def test_the_run_continues_from_the_bots_open_nightly_branch(wf: dict[str, Any],
     said, out = _start(wf, repo, "continue", tmp_path)
     assert "continuing from openbot/nightly/b, the base merged in" in said
     assert out["stable"] == "openbot/nightly/b" and out["start_sha"] == git(repo, "rev-parse", "HEAD")
+    assert out["continued"] == "true"  # its pull request's feedback is gathered
     assert (repo / "night1.txt").is_file() and (repo / "main.txt").is_file()
     git(repo, "checkout", "-q", "main")
     said, out = _start(wf, repo, "restart", tmp_path)
     assert out["start_sha"] == git(repo, "rev-parse", "main") and not (repo / "night1.txt").exists()
+    assert "continued" not in out
     git(repo, "update-ref", "refs/remotes/origin/openbot/nightly/b", base)  # merged: start from the base
     said, out = _start(wf, repo, "continue", tmp_path)
     assert "already merged" in said and out["start_sha"] == git(repo, "rev-parse", "main")
