@@ -18,11 +18,12 @@ dropped from the ratios; when fewer rounds than asked are verified the script sa
 without a table.
 
 Measured per run: launch → first model request (the first request that offers tools), the loop (first
-to last model request: 15 tool round trips), the whole run (launch → exit), tokens sent (all requests;
-call 1), the share of input read from the prompt cache, peak memory (largest RSS of the process tree,
-from `wait4` in a wrapper process), and the CPU (user + sys) of the whole process tree: the wrapper is a
-child subreaper that reaps everything the tool orphaned (bwrap's namespace inits, detached helpers)
-before it reads RUSAGE_CHILDREN.
+to last model request: 15 tool round trips), the whole run (launch → exit), the end of the run (the last
+model request, answered at once, → exit: what the tool does after the model's last word), tokens sent
+(all requests; call 1), the share of input read from the prompt cache, peak memory (largest RSS of the
+process tree, from `wait4` in a wrapper process), and the CPU (user + sys) of the whole process tree: the
+wrapper is a child subreaper that reaps everything the tool orphaned (bwrap's namespace inits, detached
+helpers) before it reads RUSAGE_CHILDREN.
 
 Peers: `npm install -g @anthropic-ai/claude-code @openai/codex`. Claude Code honours ANTHROPIC_BASE_URL;
 Codex is pointed at the stand-in with a `model_providers` entry given by `-c` flags. Codex's own sandbox
@@ -30,10 +31,17 @@ refuses to work when CODEX_HOME lies under the temporary directory (every comman
 "bwrap: execvp codex-linux-sandbox"), so its CODEX_HOME is ~/.cache/openbot-bench/codex-home-<pid>,
 removed at the end.
 
+Passes (`--passes`, default both): `idle` as the machine is, and `neighbour` with one CPU-bound process
+(this interpreter running `while True: pass`) that the script starts before the pass and stops after
+it — the load a shared machine adds. Each pass has its own warm-up and table; after them, each tool's
+slowdown under the neighbour (the medians' ratio, neighbour ÷ idle) for the loop, the end of the run
+and the whole run.
+
 Self-checks (each must end in a refusal, exit 1): `--break PEER` makes every command asked of PEER fail
 (`false && …`); `--old-codex-home` puts CODEX_HOME under the temporary directory as this script once did.
 
-Usage: python scripts/bench_side_by_side.py [--rounds 5] [--peers openbot,claude,codex] [--json out.json]
+Usage: python scripts/bench_side_by_side.py [--rounds 5] [--peers openbot,claude,codex]
+    [--passes idle,neighbour] [--json out.json]
 """
 
 from __future__ import annotations
@@ -494,6 +502,7 @@ def figures(calls: list[tuple[float, bool, int, int]], s: dict[str, Any]) -> dic
         "first_request_s": first - s["t0"],
         "loop_s": last - first,
         "whole_s": s["t1"] - s["t0"],
+        "end_s": s["t1"] - last if scenario else 0.0,
         "tokens_sent": prompt,
         "tokens_call1": scenario[0][2] if scenario else 0,
         "cache_read_share": sum(c[3] for c in calls) / prompt if prompt else 0.0,
@@ -544,6 +553,7 @@ FIELDS = [  # (key, label, format of a median)
     ("first_request_s", "launch → first request", "{:.2f} s"),
     ("loop_s", "16-call loop", "{:.2f} s"),
     ("whole_s", "whole run", "{:.2f} s"),
+    ("end_s", "end of run (last request → exit)", "{:.3f} s"),
     ("cpu_s", "CPU, whole process tree", "{:.2f} s"),
     ("tokens_sent", "tokens sent (16 calls)", "{:,.0f}"),
     ("tokens_call1", "tokens on call 1", "{:,.0f}"),
@@ -596,6 +606,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--peers", default="openbot,claude,codex")
     parser.add_argument("--sandbox", default="workspace-write", help="openbot's sandbox mode")
     parser.add_argument("--json", help="also write every run's figures and verdict to this file")
+    parser.add_argument(
+        "--passes", default="idle,neighbour", help="idle, neighbour (a CPU-bound process it starts), or both"
+    )
     parser.add_argument("--break", dest="broken", default="", help="self-check: these peers' commands fail")
     parser.add_argument(
         "--old-codex-home", action="store_true", help="self-check: CODEX_HOME under the temporary directory"
@@ -624,12 +637,54 @@ def bench(args: argparse.Namespace, peers: list[str], state: Path, opts: Options
     return runs
 
 
+NEIGHBOUR = "while True: pass"  # one CPU-bound process: what a shared machine adds
+
+
+def bench_pass(
+    name: str, args: argparse.Namespace, peers: list[str], state: Path, opts: Options
+) -> list[dict[str, Any]]:
+    """One pass's runs (each marked with the pass), with the neighbour running throughout when asked."""
+    neighbour = None
+    if name == "neighbour":
+        neighbour = subprocess.Popen([sys.executable, "-c", NEIGHBOUR], stdin=subprocess.DEVNULL)
+        time.sleep(1)  # the load average starts to show it; the runs compete with it from the first
+    print(f"── pass: {name}" + (f" (neighbour pid {neighbour.pid})" if neighbour else ""), file=sys.stderr)
+    try:
+        return [{**r, "pass": name} for r in bench(args, peers, state, opts)]
+    finally:
+        if neighbour is not None:
+            neighbour.kill()
+            neighbour.wait()
+
+
+SLOWED = [("loop_s", "16-call loop"), ("end_s", "end of run"), ("whole_s", "whole run")]
+
+
+def slowdown(by_pass: dict[str, list[dict[str, Any]]], peers: list[str]) -> str:
+    """Each tool's median under the neighbour ÷ its median idle: how much the load slows it."""
+    lines = ["| slowdown, neighbour ÷ idle | " + " | ".join(NAMES[p] for p in peers) + " |"]
+    lines.append("|---|" + "---:|" * len(peers))
+    for key, label in SLOWED:
+        cells = []
+        for p in peers:
+            idle = statistics.median(r[key] for r in by_pass["idle"] if r["peer"] == p)
+            loaded = statistics.median(r[key] for r in by_pass["neighbour"] if r["peer"] == p)
+            cells.append(f"{loaded / idle:.2f}×" if idle else "–")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    peers = args.peers.split(",")
+    peers, passes = args.peers.split(","), args.passes.split(",")
     unknown = [p for p in peers + [b for b in args.broken.split(",") if b] if p not in PEERS]
+    unknown += [p for p in passes if p not in ("idle", "neighbour")]
     if unknown or args.rounds < 1:
-        print(f"bench: unknown peer {unknown} (known: {', '.join(PEERS)}) or --rounds < 1", file=sys.stderr)
+        print(
+            f"bench: unknown peer or pass {unknown} (peers: {', '.join(PEERS)}; passes: idle, neighbour) "
+            "or --rounds < 1",
+            file=sys.stderr,
+        )
         return 2
     missing = [p for p in peers if p != "openbot" and shutil.which(p) is None]
     if missing:
@@ -647,15 +702,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.old_codex_home:
         codex_home = state / "codex" / "codex-home"
     opts = Options(args.sandbox, codex_home, {b for b in args.broken.split(",") if b})
+    by_pass: dict[str, list[dict[str, Any]]] = {}
     try:
-        runs = bench(args, peers, state, opts)
+        for name in passes:
+            by_pass[name] = bench_pass(name, args, peers, state, opts)
     finally:
         shutil.rmtree(state, ignore_errors=True)
         shutil.rmtree(codex_home, ignore_errors=True)
     if args.json:
-        Path(args.json).write_text(json.dumps(runs, indent=1))
-    code, text = summarise(runs, peers, args.rounds)
-    print(text, file=sys.stdout if code == 0 else sys.stderr)
+        Path(args.json).write_text(json.dumps([r for runs in by_pass.values() for r in runs], indent=1))
+    code, texts = 0, []
+    for name, runs in by_pass.items():
+        pass_code, text = summarise(runs, peers, args.rounds)
+        code = max(code, pass_code)
+        texts.append(f"### {name}\n\n{text}")
+    if code == 0 and {"idle", "neighbour"} <= set(by_pass):
+        texts.append(slowdown(by_pass, peers))
+    print("\n\n".join(texts), file=sys.stdout if code == 0 else sys.stderr)
     return code
 
 

@@ -149,6 +149,50 @@ def test_a_round_with_a_failed_run_is_dropped_and_too_few_rounds_give_no_table()
     assert "2 interleaved rounds, every run verified" in text
 
 
+def test_the_end_of_a_run_is_timed_from_the_last_model_request_to_the_exit() -> None:
+    """Issue 36's figure: what a tool does after the model's last word (answered at once by the server).
+    A call that is not the scenario's (a title or a summary after it) does not move its start."""
+    calls = [(10.0, True, 100, 0), (10.5, True, 100, 0), (11.0, True, 100, 0), (11.1, False, 10, 0)]
+    stats = {"t0": 9.0, "t1": 11.25, "rc": 0, "maxrss_kb": 1024, "cpu_s": 0.5}
+    figures = bench.figures(calls, stats)
+    assert figures["end_s"] == pytest.approx(0.25) and figures["loop_s"] == pytest.approx(1.0)
+    assert "end_s" in [key for key, _, _ in bench.FIELDS]
+
+
+def test_the_slowdown_under_the_neighbour_is_each_tools_own_ratio() -> None:
+    peers = ["openbot", "claude"]
+    idle = [{**run("openbot", 1, 1.0), "pass": "idle"}, {**run("claude", 1, 2.0), "pass": "idle"}]
+    loaded = [{**run("openbot", 1, 1.5), "pass": "neighbour"}, {**run("claude", 1, 3.4), "pass": "neighbour"}]
+    text = bench.slowdown({"idle": idle, "neighbour": loaded}, peers)
+    assert "| 16-call loop | 1.50× | 1.70× |" in text and "| end of run | 1.50× | 1.70× |" in text, text
+
+
+def test_the_neighbour_pass_runs_with_a_cpu_bound_process_it_starts_and_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each run of the neighbour pass sees one more process of this script's spinning; the idle pass none;
+    none is left after the pass."""
+    seen: list[tuple[str, int]] = []
+
+    def children() -> list[int]:
+        found = []
+        for task in os.listdir(f"/proc/{os.getpid()}/task"):
+            found += [int(p) for p in Path(f"/proc/{os.getpid()}/task/{task}/children").read_text().split()]
+        return [p for p in found if bench.NEIGHBOUR.encode() in Path(f"/proc/{p}/cmdline").read_bytes()]
+
+    def fake_bench(args: Any, peers: list[str], state: Path, opts: Any) -> list[dict[str, Any]]:
+        seen.append((args.passes, len(children())))
+        return [run("openbot", 1, 1.0)]
+
+    monkeypatch.setattr(bench, "bench", fake_bench)
+    args = bench.parse_args(["--rounds", "1"])
+    for name in ("idle", "neighbour"):
+        args.passes = name
+        runs = bench.bench_pass(name, args, ["openbot"], Path("/nonexistent"), None)
+        assert runs[0]["pass"] == name
+    assert seen == [("idle", 0), ("neighbour", 1)] and children() == []
+
+
 def script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "BENCH_DIR": str(tmp_path), "PYTHONPATH": str(SCRIPT.parent.parent)}
     return subprocess.run(
@@ -163,10 +207,10 @@ def script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_openbot_end_to_end_verified_and_broken(tmp_path: Path) -> None:
-    good = script(tmp_path, "--peers", "openbot")
+    good = script(tmp_path, "--peers", "openbot", "--passes", "idle")
     assert good.returncode == 0, good.stderr
     assert "round 1 openbot: verified" in good.stderr and "| whole run |" in good.stdout
-    broken = script(tmp_path, "--peers", "openbot", "--break", "openbot")
+    broken = script(tmp_path, "--peers", "openbot", "--passes", "idle", "--break", "openbot")
     assert broken.returncode == 1 and broken.stdout == ""
     assert "round 1 openbot: FAILED, figures not used" in broken.stderr
     assert "15 of 15 commands failed; the first: command 1 (ls -la): failed (exit code: 1)" in broken.stderr
