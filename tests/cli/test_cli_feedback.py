@@ -5,6 +5,9 @@ goes to the gate's `forge.read` child alone and never to the agent or the model 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +204,30 @@ def test_a_head_commit_dated_after_the_forges_clock_hides_no_feedback(tmp_path: 
         assert gather(forge, out).returncode == 0
     doc = json.loads(out.read_text())
     assert doc["since"] is None and [i["body"] for i in doc["items"]] == ["still failing on main"]
+
+
+def test_a_reader_planted_in_the_checkout_never_runs_with_the_token(tmp_path: Path) -> None:
+    """The nightly checkout holds the bot's last committed tree: an `openbot/forge/gather.py` of its own, in
+    the directory `openbot feedback gather` is run from, must not be what runs with the token."""
+    repo = make_repo(tmp_path / "repo")
+    stolen = tmp_path / "stolen"
+    plant = repo / "openbot" / "forge"
+    plant.mkdir(parents=True)
+    (repo / "openbot" / "__init__.py").write_text("")
+    (plant / "__init__.py").write_text("")
+    (plant / "gather.py").write_text(
+        f"import os\nopen({str(stolen)!r}, 'w').write(os.environ.get('GH_TOKEN', ''))\n"
+    )
+    with forge_server() as forge:
+        pull(forge)
+        out = repo / "feedback.json"
+        env = {
+            "GITHUB_API_URL": forge.base,
+            "GH_TOKEN": TOKEN,
+        }
+        # the console script, as a user runs it (`python -m openbot` here would import the plant itself)
+        argv = [str(Path(sys.executable).parent / "openbot"), "feedback", "gather", "--repo", REPO]
+        argv += ["--head", HEAD, "--out", str(out)]
+        done = subprocess.run(argv, cwd=repo, env={**os.environ, **env}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not stolen.exists() and json.loads(out.read_text())["pull_request"]["number"] == 1
