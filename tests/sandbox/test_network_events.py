@@ -112,3 +112,20 @@ def test_a_flood_of_connections_is_a_bounded_number_of_events(tmp_path: Path) ->
     assert sum(e["connections"] for e in seen) == places  # every connection counted
     assert seen[-1]["host"] == "*" and seen[-1]["connections"] == places - MAX_PLACES - 1
     assert json.loads(out.stdout)["network"]["refused"] == places
+
+
+def test_a_resumed_runs_counts_add_to_the_earlier_ones(tmp_path: Path, other: tuple[int, list[str]]) -> None:
+    other_port, _ = other
+    repo = make_repo(tmp_path / "repo")
+    curl = shell(f"curl -s http://localhost:{other_port}/x")
+    make_bot(
+        "twice",
+        [reply("", curl), reply("stopping here"), reply("", curl), reply("", complete("done"))],
+        'network = ["localhost:20000"]\nmax_iterations = 1\n',
+    )
+    first = json.loads(run_cli("run", "twice", "--json", cwd=repo, timeout=300).stdout)
+    assert first["status"] == "limit" and first["network"]["refused"] == 1, first
+    again = run_cli("run", "twice", "--resume", first["run_id"], "--json", cwd=repo, timeout=300)
+    assert json.loads(again.stdout)["network"]["refused"] == 2, again.stdout + again.stderr
+    (row,) = json.loads(run_cli("digest", "--json", cwd=repo).stdout)["runs"]
+    assert row["network"]["refused"] == 2
