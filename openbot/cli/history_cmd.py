@@ -14,7 +14,7 @@ import typer
 
 from openbot.cli.completion import bot_names
 from openbot.cli.typer_app import app
-from openbot.views.escapes import one_line, visible, visible_json
+from openbot.views.escapes import shorten, visible, visible_json
 from openbot.views.fields import feedback_lines, money
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def _row(m: SessionMeta) -> str:
     return (
         f"{m.session_number:>5}  {m.run_id or '-':<21}  {date:<16}  "
         f"{_duration(m.duration_secs):>7}  {_tokens(m.total_tokens):>7}  "
-        f"{m.status:<11}  {m.action or '-':<7}  {one_line(summary, 70)}"
+        f"{m.status:<11}  {m.action or '-':<7}  {shorten(summary, 70)}"
     )
 
 

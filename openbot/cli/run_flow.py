@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from openbot.errors import OpenbotError, UsageError, debug_enabled, exit_code_of
-from openbot.views.escapes import visible
+from openbot.views.escapes import clip, visible
 from openbot.views.fields import failed_output, money, reviewed_text, status_text, verified_text
 
 if TYPE_CHECKING:
@@ -279,7 +279,7 @@ def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
         lines.append(f"  branch {r.branch}" + (f" (from {r.base})" if r.base else ""))
     if r.summary:
         first = r.summary.split("\n", 1)[0]  # not splitlines: a `\r` in it is shown, not a line end
-        lines.append(f"  summary: {first[:200]}")
+        lines.append(f"  summary: {clip(first, 200)}")
     verified = verified_text(result.to_json())
     if verified:
         lines.append(f"  {verified}")

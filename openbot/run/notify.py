@@ -29,6 +29,7 @@ from openbot.config import envrefs
 from openbot.config.notify import NotifyTarget
 from openbot.events import EventLog, EventSink, Notice, TeeSink
 from openbot.run.notify_command import CommandSource, Refused, argv_for, command_env
+from openbot.views.escapes import shorten
 from openbot.views.fields import failed_output, money, reviewed_text, status_text, verified_text
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def slack_text(p: dict[str, Any]) -> str:
     n = p.get("iterations", 0)
     lines.append(f"{where} · {n} iteration{'' if n == 1 else 's'} · {tokens:,} tokens · {cost}")
     if p.get("summary"):
-        lines.append(str(p["summary"]).splitlines()[0][:300])
+        lines.append(shorten(str(p["summary"]).splitlines()[0], 300))
     if verified_text(p):
         lines.append(verified_text(p))
         lines += [f"> {line}" for line in failed_output(p)]  # why it failed: the end of its output

@@ -39,6 +39,7 @@ from openbot.run.parts import RunParts
 from openbot.run.stopped_summary import STOPPED, session_summary
 from openbot.state.history import SessionMeta
 from openbot.stops import Completed, Completion, Status, Stop, Unverified
+from openbot.views.escapes import clip
 
 
 class Session:
@@ -240,7 +241,7 @@ class Session:
         summary = self.completion.summary if self.completion else last_text
         if self.completion is None and self.status in STOPPED:  # not its last words: what happened
             summary = session_summary(self.status, self.reason, p.history.events(meta.session_id))
-        meta.response_summary = p.redactor.redact(summary.strip())[:500]
+        meta.response_summary = clip(p.redactor.redact(summary.strip()), 500)
         meta.action = self.completion.action if self.completion else ""
         if self.status == "completed" and self.completion is not None and p.record.nothing_changed:
             meta.extra["nothing_changed"] = True

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from openbot.state.runstate import RunRecord
+from openbot.views.escapes import shorten
 
 STOPPED = {
     "limit": "stopped by a limit",
@@ -45,7 +46,7 @@ def session_summary(status: str, reason: str, events: Iterable[Mapping[str, Any]
     commands, edited = [], []
     for e in events:
         if e.get("type") == "command":
-            commands.append(" ".join(str(e.get("command", "")).split())[:80])
+            commands.append(shorten(str(e.get("command", "")), 80))
         elif e.get("type") == "tool_call" and e.get("name") == "edit":
             path = str((e.get("input") or {}).get("path", ""))
             if path and path not in edited:

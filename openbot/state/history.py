@@ -28,6 +28,7 @@ from openbot.files import loads_strict, locked
 from openbot.state import legacy_history
 from openbot.state.records import write_record  # padded: a final state fits on a full disk
 from openbot.stops import Status
+from openbot.views.escapes import shorten
 
 SESSION_STATUSES = get_args(Status)
 UNKNOWN = "unknown"  # shown for a session whose metadata.json cannot be read; never written
@@ -219,9 +220,9 @@ class History:
                     tokens[kind] += int(e.get(kind) or 0)
                 cost += float(e.get("cost_usd") or 0.0)
             elif e.get("type") == "command":
-                commands.append(called := " ".join(str(e.get("command", "")).split())[:80])
+                commands.append(called := shorten(str(e.get("command", "")), 80))
             elif e.get("type") == "tool_call" and e.get("name") == "shell":
-                called = " ".join(str((e.get("input") or {}).get("command", "")).split())[:80]
+                called = shorten(str((e.get("input") or {}).get("command", "")), 80)
         try:
             took = datetime.fromisoformat(last) - datetime.fromisoformat(meta.started_at)
             meta.duration_secs = max(meta.duration_secs, round(took.total_seconds(), 3))

@@ -10,7 +10,7 @@ from typing import Any
 
 from openbot.views.ci_summary import cell, code, cost
 from openbot.views.digest_chart import svg
-from openbot.views.escapes import visible
+from openbot.views.escapes import shorten, visible
 
 FLEET = "fleet run"  # the `since` of `openbot fleet run`'s roll-up
 HEAD = ("Bot", "Repository", "Status", "Verified", "Diff", "Cost", "Network", "Why it stopped")
@@ -142,11 +142,14 @@ def html_page(rows: list[dict[str, Any]], since: str) -> str:
 
 
 def _fit(text: str, column: str, width: int = 48) -> str:
-    """A long cell is cut: a repository keeps its end (its name), anything else its start (what went
-    wrong is said first)."""
+    """A long cell is cut, never inside a name: a repository keeps its end (its name) from a `/`, anything
+    else its start (what went wrong is said first) up to a word boundary."""
     if len(text) <= width:
         return text
-    return "…" + text[-(width - 1) :] if column == "Repository" else text[: width - 1] + "…"
+    if column != "Repository":
+        return shorten(text, width)
+    tail = text[-(width - 1) :]
+    return "…" + (tail[tail.index("/") :] if "/" in tail else tail)
 
 
 def table(rows: list[dict[str, Any]], since: str) -> str:

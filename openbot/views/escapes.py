@@ -14,6 +14,8 @@ import re
 # C0 but \t and \n, DEL, C1, and the bidi embeddings/overrides (U+202A–U+202E) and isolates (U+2066–U+2069).
 _UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
 _UNSAFE_RE = re.compile(f"[{_UNSAFE}]")
+_SPACE = re.compile(r"\s")
+LONGEST_WORD = 200  # a first word longer than a summary's width is kept whole up to this
 _JSON_UNSAFE_RE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # json.dumps escapes C0 itself
 
 
@@ -35,6 +37,27 @@ def one_line(text: str, width: int) -> str:
     """`text` on one line (whitespace runs become one space), cut to `width` with an ellipsis."""
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def shorten(text: str, width: int) -> str:
+    """A summary or reason on one line, cut to `width` as `clip` cuts it."""
+    return clip(" ".join(text.split()), width)
+
+
+def clip(text: str, width: int) -> str:
+    """`text` cut to `width` with an ellipsis at a word boundary: never inside a word, so never inside
+    the branch name, run id, path or URL it names. A first word longer than `width` is kept whole (up to
+    LONGEST_WORD characters), rather than cut."""
+    if len(text) <= width:
+        return text
+    spaces = [m.start() for m in _SPACE.finditer(text, 0, width)]
+    cut = spaces[-1] if spaces and spaces[-1] > 0 else None
+    if cut is None:
+        first = _SPACE.search(text)
+        cut = min(first.start() if first else len(text), LONGEST_WORD)
+        if cut >= len(text):
+            return text
+    return text[:cut].rstrip() + "…"
 
 
 def visible_json(document: str) -> str:

@@ -12,7 +12,7 @@ from typing import Literal, NotRequired, TypedDict, cast
 
 from openbot.agent.models.base import ToolSpec
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
-from openbot.views.escapes import one_line
+from openbot.views.escapes import shorten
 from openbot.views.transcript import entries
 from openbot.views.transcript_text import model_lines
 
@@ -72,7 +72,7 @@ class SessionHistoryTool:
         lines = []
         for m in sessions:
             when = m.started_at[:16].replace("T", " ")
-            summary = one_line(m.response_summary or m.prompt_summary or "", 120)
+            summary = shorten(m.response_summary or m.prompt_summary or "", 120)
             lines.append(f"#{m.session_number}  {when}  {m.status}  {m.action or '-'}  {summary}")
         return "\n".join(lines)
 
