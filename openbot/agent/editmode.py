@@ -176,10 +176,11 @@ class EditMode:
 
 def _lost(before: str | None, after: str) -> str:
     """What a whole file dropped of the old one, when it is most of it (a model that wrote only the line
-    it adds): said, so that the model can send the whole file again."""
+    it adds): said, so that the model can send the whole file again. A one-line file's line replaced is
+    a change, not a loss: offered as an addition, a 1.5B model took it ("Hello" kept beside "Goodbye")."""
     old = [line for line in (before or "").splitlines() if line.strip()]
     gone = [line for line in old if line not in after.splitlines()]
-    if not gone or len(gone) * 2 <= len(old):
+    if len(old) < 2 or not gone or len(gone) * 2 <= len(old):
         return ""
     shown = ", ".join(f"`{line.strip()[:60]}`" for line in gone[:5]) + (", ..." if gone[5:] else "")
     return f"; {len(gone)} of its {len(old)} lines {LOST} ({shown}): a whole file replaces all of the old one"

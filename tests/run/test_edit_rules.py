@@ -115,3 +115,13 @@ def test_the_files_a_task_is_about_are_shown_when_it_names_none_and_a_long_one_i
     assert "clock.py\n```python\nSTEP_0 = 0\n" in first
     assert "mod0.py\n```" not in first and "mod0.py" in first  # listed, not shown
     assert "clock.py is long: for it, write its path, then only the lines to change" in first
+
+
+def test_a_one_line_files_line_replaced_is_a_change_not_offered_as_an_addition(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", {"app.py": 'print("Hello, world")\n'})
+    make_bot("e", [text('app.py\n```python\nprint("Goodbye, world")\n```\n'), text("DONE")], EDITS)
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert show(repo, "app.py") == 'print("Goodbye, world")'
+    said = conversation_texts("e")
+    assert not any("are gone" in t or "If you meant to add" in t for t in said), said
