@@ -76,12 +76,11 @@ def start(a: RunArgs) -> NoReturn:
 
 
 def _feedback(given: str | None) -> Feedback | None:
-    """The --feedback file, checked (config/feedback.py); None without one."""
-    if given is None:
-        return None
+    """The --feedback file, checked (config/feedback.py); None without one or without items to address."""
     from openbot.config.feedback import load_feedback
 
-    return load_feedback(Path(given).absolute())
+    found = load_feedback(Path(given).absolute()) if given is not None else None
+    return found if found is not None and found.items else None
 
 
 def _attempts(a: RunArgs, plan: RunPlan, output: str) -> NoReturn:

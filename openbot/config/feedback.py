@@ -85,6 +85,8 @@ def parse_feedback(doc: object, source: str) -> Feedback:
     if top.get("version") != VERSION:
         _bad(source, "version", f"must be {VERSION}", top.get("version"))
     repository = _text(top, source, "repository")
+    if top.get("pull_request") is None and top.get("items") == []:  # gather found no open pull request
+        return Feedback(source, repository, 0, "", "", "", ())
     pr = _table(top.get("pull_request"), source, "pull_request")
     number = pr.get("number")
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:

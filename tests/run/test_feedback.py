@@ -251,3 +251,16 @@ def test_a_bad_feedback_file_is_exit_2_in_one_line(tmp_path: Path, doc: str, sai
     assert line.startswith(f"openbot: error: {path}: ") and said in line, line
     assert not list(paths.bot_home("fixer").glob("workspaces/*/runs/*"))  # no run began
     assert re.search(r"docs/ci\.md", line)
+
+
+def test_a_file_with_nothing_to_address_runs_as_without_it(tmp_path: Path) -> None:
+    """gather's file for a branch without an open pull request (`pull_request: null`, no items)."""
+    repo = make_repo(tmp_path / "repo", FILES)
+    make_bot("fixer", SCRIPT, VERIFY)
+    path = tmp_path / "feedback.json"
+    path.write_text(
+        json.dumps({"version": 1, "repository": "a/b", "pull_request": None, "items": [], "ignored": []})
+    )
+    out = run_cli("run", "fixer", "--json", "--feedback", str(path), cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["feedback"] == {} and "# Feedback" not in first_prompt("fixer")
