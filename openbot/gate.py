@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -44,7 +45,24 @@ def _checked(step_: Step, argv: Sequence[str]) -> list[str]:
         raise GateError(f"gate: step {step_.name} was never declared")
     if step_.walls is Walls.SANDBOX and not isinstance(argv, Confined):
         raise GateError(f"gate: step {step_.name} runs inside the walls, but its argv was not confined")
+    if _own_python_reading_cwd(argv):
+        raise GateError(f"gate: step {step_.name} starts openbot's Python without -P or -I")
     return list(argv)
+
+
+def _own_python_reading_cwd(argv: Sequence[str]) -> bool:
+    """openbot's interpreter started so that `-m`/`-c` put the working directory first on sys.path.
+
+    Beside the walls the working directory is a repository (the user's, a fleet's, an eval task's): an
+    `openbot/` package at its top would be imported in place of openbot, with the model keys."""
+    if not argv or os.path.realpath(argv[0]) != os.path.realpath(sys.executable):
+        return False
+    for arg in argv[1:]:
+        if not arg.startswith("-") or arg in ("-m", "-c") or arg.startswith("--"):
+            return True
+        if "P" in arg or "I" in arg:
+            return False
+    return True
 
 
 def run(

@@ -219,7 +219,7 @@ def _record(line: bytes) -> dict[str, Any]:
 def child_argv(fields: dict[str, Any]) -> list[str]:
     """`openbot run` with the user's own options (each field of RunArgs is its flag), one attempt each,
     streaming jsonl so the parent reads the summary."""
-    argv = [sys.executable, "-m", "openbot", "run"]
+    argv = [sys.executable, "-P", "-m", "openbot", "run"]
     for name, value in fields.items():
         if name in ("as_json", "output", "attempts", "attempts_parallel") or value in (None, False, ""):
             continue

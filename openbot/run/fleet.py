@@ -67,7 +67,7 @@ AS_OPENBOT = "import sys; sys.argv[0] = 'openbot'; from openbot.cli.app import m
 
 
 def _one(job: FleetRun, log: Path, stopper: _Stopper) -> dict[str, object]:
-    argv = [sys.executable, "-c", AS_OPENBOT, "run", job.bot, "--json", *job.args]
+    argv = [sys.executable, "-P", "-c", AS_OPENBOT, "run", job.bot, "--json", *job.args]
     with open(log, "wb") as err:
         proc = stopper.start(argv, job.repo, err)
         if proc is None:

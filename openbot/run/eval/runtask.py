@@ -118,7 +118,7 @@ def _openbot_run(
     task: Task, bot: str, repo: Path, home: Path, log: Path, run_args: tuple[str, ...]
 ) -> tuple[dict[str, object], dict[str, int]]:
     """`openbot run` in the task's repository; returns its summary record and event counts."""
-    argv = [sys.executable, "-m", "openbot", "run", bot, "--prompt", task.prompt, "--output", "jsonl"]
+    argv = [sys.executable, "-P", "-m", "openbot", "run", bot, "--prompt", task.prompt, "--output", "jsonl"]
     argv += [*task.limits.run_flags(), *run_args]
     env = {**os.environ, "OPENBOT_HOME": str(home)}
     limit = task.limits.max_minutes
