@@ -45,7 +45,7 @@ def _checked(step_: Step, argv: Sequence[str]) -> list[str]:
         raise GateError(f"gate: step {step_.name} was never declared")
     if step_.walls is Walls.SANDBOX and not isinstance(argv, Confined):
         raise GateError(f"gate: step {step_.name} runs inside the walls, but its argv was not confined")
-    if _own_python_reading_cwd(argv):
+    if step_.walls is Walls.BESIDE and _own_python_reading_cwd(argv):
         raise GateError(f"gate: step {step_.name} starts openbot's Python without -P or -I")
     return list(argv)
 
