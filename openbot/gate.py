@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -34,7 +33,7 @@ from openbot.gateterms import Secrets as Secrets
 from openbot.gateterms import Step as Step
 from openbot.gateterms import Walls as Walls
 from openbot.gateterms import clean_env as clean_env
-from openbot.gateterms import is_declared
+from openbot.gateterms import is_declared, own_python_reading_cwd
 from openbot.gateterms import step as step
 from openbot.gateterms import steps as steps
 from openbot.gateterms import table as table
@@ -45,24 +44,9 @@ def _checked(step_: Step, argv: Sequence[str]) -> list[str]:
         raise GateError(f"gate: step {step_.name} was never declared")
     if step_.walls is Walls.SANDBOX and not isinstance(argv, Confined):
         raise GateError(f"gate: step {step_.name} runs inside the walls, but its argv was not confined")
-    if step_.walls is Walls.BESIDE and _own_python_reading_cwd(argv):
+    if step_.walls is Walls.BESIDE and own_python_reading_cwd(argv):
         raise GateError(f"gate: step {step_.name} starts openbot's Python without -P or -I")
     return list(argv)
-
-
-def _own_python_reading_cwd(argv: Sequence[str]) -> bool:
-    """openbot's interpreter started so that `-m`/`-c` put the working directory first on sys.path.
-
-    Beside the walls the working directory is a repository (the user's, a fleet's, an eval task's): an
-    `openbot/` package at its top would be imported in place of openbot, with the model keys."""
-    if not argv or os.path.realpath(argv[0]) != os.path.realpath(sys.executable):
-        return False
-    for arg in argv[1:]:
-        if not arg.startswith("-") or arg in ("-m", "-c") or arg.startswith("--"):
-            return True
-        if "P" in arg or "I" in arg:
-            return False
-    return True
 
 
 def run(

@@ -4,6 +4,7 @@ come from, what it gets — and the rule every step is checked against when it i
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -132,3 +133,18 @@ def table() -> str:
         cells = (f"`{s.name}`", s.what, ", ".join(f.value for f in s.code_from), s.walls.value, s.net.value)
         rows.append("| " + " | ".join((*cells, s.secrets.value, s.test)) + " |")
     return "\n".join(rows) + "\n"
+
+
+def own_python_reading_cwd(argv: Sequence[str]) -> bool:
+    """openbot's interpreter started so that `-m`/`-c` put the working directory first on sys.path.
+
+    Beside the walls the working directory is a repository (the user's, a fleet's, an eval task's): an
+    `openbot/` package at its top would be imported in place of openbot, with the model keys."""
+    if not argv or os.path.realpath(argv[0]) != os.path.realpath(sys.executable):
+        return False
+    for arg in argv[1:]:
+        if not arg.startswith("-") or arg in ("-m", "-c") or arg.startswith("--"):
+            return True
+        if "P" in arg or "I" in arg:
+            return False
+    return True
