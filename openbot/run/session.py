@@ -33,7 +33,7 @@ from openbot.agent.tools.registry import tool_specs
 from openbot.agent.turn import Turn, TurnLimits, TurnResult
 from openbot.config.skills import Skill
 from openbot.errors import OpenbotError
-from openbot.events import Error, EventLog, Notice, SessionEnded, SessionStarted, TeeSink
+from openbot.events import Error, EventLog, Notice, SessionEnded, SessionStarted, TeeSink, UserInput
 from openbot.files import write_atomic
 from openbot.run.parts import RunParts
 from openbot.run.stopped_summary import STOPPED, session_summary
@@ -101,6 +101,8 @@ class Session:
         )
         if ws.sandbox.unconfined_warning:
             self.sink.emit(Notice(kind="sandbox_unconfined", message=ws.sandbox.unconfined_warning))
+        for line in self.user_input:  # typed while the bot slept: in this prompt, and on the record
+            self.sink.emit(UserInput(text=line))
         p.conversation.add_user_text(self._first_message(meta, memory))
         self.started = time.monotonic()
 

@@ -46,6 +46,8 @@ def test_typed_lines_reach_the_agent_and_wake_the_sleep(repo: Path) -> None:
     assert time.monotonic() - started_sleep < 20  # the 60 s sleep was cut short by the typed line
     first, second = sessions("chat")
     assert [e["text"] for e in events(first) if e["type"] == "user_input"] == ["mid-turn note"]
+    # the line that woke the sleep is the second session's input, recorded as such (docs/EVENTS.md)
+    assert [e["text"] for e in events(second) if e["type"] == "user_input"] == ["wake up and finish"]
     convo = next(Path(os.environ["OPENBOT_HOME"]).glob("bots/chat/workspaces/*/runs/*/conversation.jsonl"))
     text = convo.read_text()
     assert "typed while you work]\\nmid-turn note" in text
