@@ -6,8 +6,8 @@ refused. The rule, as docs/MODELS.md says it:
   read. The file is shown (when it fits) and the model asked for SEARCH/REPLACE blocks, or the file again
   now that it has read it.
 - **nothing kept, added**: a whole file that keeps none of the non-blank lines of an existing file of two or
-  more is a small model writing only what it adds (a `.gitignore` line, a new function): it is added at
-  the file's end, and said; the same file sent again replaces the old one, as the model then means it.
+  more, and has no line like one of them (difflib's ratio under 0.6: a rename is a change), is a small
+  model writing only what it adds (a `.gitignore` line): it is added at the file's end, and said; the same file sent again replaces the old one, as the model then means it.
 - **cut off, not written**: a whole file or a REPLACE whose block never closed (the reply ended at its
   output limit) is not written: half a file would replace a whole one.
 """
@@ -15,9 +15,11 @@ refused. The rule, as docs/MODELS.md says it:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
 from openbot.agent.edits import Edit
 
+SIMILAR = 0.6  # a new line this like an old one is that line changed, not an addition
 SHOW_CHARS = 6_000  # an unseen file shown whole up to this (~1,500 tokens), else named with how to read it
 SEARCH_HOW = (
     "To change part of it, write its path, then only the lines to change:\n"
@@ -69,6 +71,10 @@ class WholeFiles:
 
 
 def _kept_nothing(before: str, after: str) -> bool:
+    """No line of `after` is, or resembles, a line of `before` (a rename changes every line it touches,
+    and is no addition: `from util import calc_total` → `compute_total`)."""
     old = {line.strip() for line in before.splitlines() if line.strip()}
     new = {line.strip() for line in after.splitlines() if line.strip()}
-    return len(old) >= 2 and bool(new) and not old & new
+    if len(old) < 2 or not new or old & new or len(old) * len(new) > 20_000:
+        return False
+    return not any(SequenceMatcher(None, a, b).ratio() >= SIMILAR for a in new for b in old)

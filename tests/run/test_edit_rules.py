@@ -125,3 +125,15 @@ def test_a_one_line_files_line_replaced_is_a_change_not_offered_as_an_addition(t
     assert show(repo, "app.py") == 'print("Goodbye, world")'
     said = conversation_texts("e")
     assert not any("are gone" in t or "If you meant to add" in t for t in said), said
+
+
+def test_a_whole_file_that_renames_every_line_replaces_it(tmp_path: Path) -> None:
+    main = "from util import calc_total\n\nprint(calc_total([1, 2, 3]))\n"
+    repo = make_repo(
+        tmp_path / "proj", {"main.py": main, "util.py": "def calc_total(items):\n    return 0\n"}
+    )
+    renamed = "from util import compute_total\n\nprint(compute_total([1, 2, 3]))\n"
+    make_bot("e", [text(f"main.py\n```python\n{renamed}```\n"), text("DONE")], EDITS)
+    out = run_cli("run", "e", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert show(repo, "main.py") == renamed.rstrip("\n")
