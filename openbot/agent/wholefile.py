@@ -7,7 +7,8 @@ refused. The rule, as docs/MODELS.md says it:
   now that it has read it.
 - **nothing kept, added**: a whole file that keeps none of the non-blank lines of an existing file of two or
   more, and has no line like one of them (difflib's ratio under 0.6: a rename is a change), is a small
-  model writing only what it adds (a `.gitignore` line): it is added at the file's end, and said; the same file sent again replaces the old one, as the model then means it.
+  model writing only what it adds (a `.gitignore` line): it is added at the file's end, and said; the
+  same file sent again replaces the old one, as the model then means it.
 - **cut off, not written**: a whole file or a REPLACE whose block never closed (the reply ended at its
   output limit) is not written: half a file would replace a whole one.
 """
