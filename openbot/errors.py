@@ -60,6 +60,10 @@ class ForgeError(UsageError):
     """The forge's API (GitHub's REST API) refused a request or could not be reached: names the address,
     the status and, for 401/403, the token variables to check."""
 
+    def __init__(self, message: str, *, hint: str = "", status: int = 0) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status  # the HTTP status it answered; 0: no answer (unreachable, not JSON)
+
 
 class ModelError(OpenbotError):
     """The model backend failed for good (auth, retries exhausted, script exhausted).

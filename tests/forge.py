@@ -13,7 +13,8 @@ the fields openbot reads plus the ones a client commonly keys on (`id`, `node_id
   `/_download/logs/{id}?sig=…` on the same server, which needs no token and records whether one came);
 - `GET /repos/{o}/{r}/collaborators/{user}/permission` gives `permission` (admin|write|read|none: maintain
   reads as write, triage as read) and the finer `role_name`; a stranger gets `none`/`read` as on a public
-  repository.
+  repository; with `state["permission_refused"] = 403` (or 404) it refuses, as GitHub does a token that
+  may not make the check (`Resource not accessible by integration`).
 
 Tests drive it in process (`with forge_server() as forge: forge.open_pull(...)`); a script or a workflow
 under `act` runs it as a program, its state in a JSON file it re-reads whenever the file changes:
@@ -459,6 +460,9 @@ def _route(
     if rest[:2] == ["actions", "jobs"] and rest[3:] == ["logs"] and rest[2] in f.state["logs"]:
         return 302, b"", {"location": f"{f.base}/_download/logs/{rest[2]}?sig=expires-in-a-minute"}
     if rest[0] == "collaborators" and rest[2:] == ["permission"]:
+        if refused := f.state.get("permission_refused"):  # a token not allowed the check (docs/FEEDBACK.md)
+            said = "Resource not accessible by integration" if refused == 403 else "Not Found"
+            return refused, {"message": said, "status": str(refused)}, {}
         return 200, f.permission_json(full, rest[1]), {}
     return nf
 

@@ -51,7 +51,7 @@ class ForgeAPI:
         except urllib.error.HTTPError as e:
             if 300 <= e.code < 400 and e.headers.get("location"):
                 return e
-            raise ForgeError(_refusal(e, url, self.base)) from None
+            raise ForgeError(_refusal(e, url, self.base), status=e.code) from None
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = getattr(e, "reason", e)
             raise ForgeError(f"cannot reach the forge's API at {self.base}: {reason}") from None

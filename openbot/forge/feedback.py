@@ -19,6 +19,7 @@ from openbot import gate
 from openbot.errors import ForgeError, UsageError
 from openbot.files import write_atomic
 from openbot.redact import Redactor
+from openbot.views.escapes import visible
 
 TOKEN_VARS = ("GH_TOKEN", "GITHUB_TOKEN")  # gh's order: GH_TOKEN wins
 DEFAULT_API = "https://api.github.com"
@@ -71,5 +72,7 @@ def gather_to(repo: str, head: str, out: Path, bot_login: str) -> dict[str, Any]
     except ValueError:
         raise ForgeError("the forge reader printed no feedback document") from None
     doc = redactor.redact_obj(doc)
+    for warning in doc.get("warnings") or []:  # the reader's: at most one per kind, said once here
+        print(visible(f"openbot: warning: {str(warning)[:1000]}"), file=sys.stderr, flush=True)
     write_atomic(out, json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
     return dict(doc)

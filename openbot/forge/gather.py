@@ -32,6 +32,14 @@ LOG_LINES = 200  # …and this many lines
 BODY_CHARS = 8000  # a comment or review body longer than this is cut
 FAILED = ("failure", "timed_out", "startup_failure")
 WRITE = ("admin", "write")
+# What the token needs for the permission check (docs/FEEDBACK.md, "The token's path"): without it, no one's
+# feedback is taken, and the document's `warnings` says so once.
+GRANT = (
+    "give the token read access to the repository's metadata and run it as an account with write access"
+    " (a fine-grained or app token: 'Metadata: read', which a workflow's GITHUB_TOKEN always has; a"
+    " classic token: the 'repo' scope)"
+)
+UNCHECKED = "unknown"
 BOT_LOGIN = "github-actions[bot]"  # who opens the nightly pull request with the workflow's own token
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -52,6 +60,7 @@ class Gathering:
     since: datetime | None = None
     items: list[dict[str, Any]] = field(default_factory=list)
     ignored: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     _perms: dict[str, str] = field(default_factory=dict)
 
     def text(self, value: object, limit: int = BODY_CHARS) -> str:
@@ -59,9 +68,20 @@ class Gathering:
         return s if len(s) <= limit else s[:limit] + f"\n[… cut at {limit} characters]"
 
     def permission(self, login: str) -> str:
+        """The login's permission; `unknown` when the forge refuses to say (403/404): fail safe, ignored."""
         if login not in self._perms:
-            got, _ = self.api.get(f"/repos/{self.repo}/collaborators/{login}/permission")
-            self._perms[login] = str(got.get("permission") or "none")
+            try:
+                got, _ = self.api.get(f"/repos/{self.repo}/collaborators/{login}/permission")
+                self._perms[login] = str(got.get("permission") or "none")
+            except ForgeError as e:
+                if e.status not in (403, 404):
+                    raise
+                self._perms[login] = UNCHECKED
+                if not self.warnings:
+                    self.warnings.append(
+                        f"{e.message}: whose feedback is taken cannot be checked, so no review or comment"
+                        f" is taken; to take them, {GRANT}"
+                    )
         return self._perms[login]
 
     def add(self, kind: str, raw: dict[str, Any], when: str | None, fields: dict[str, Any]) -> None:
@@ -76,7 +96,9 @@ class Gathering:
             why = "no author (a deleted account)"
         elif login == self.bot_login:
             why = "the bot's own"
-        elif (level := self.permission(login)) not in WRITE:
+        elif (level := self.permission(login)) == UNCHECKED:
+            why = f"write access not checked: the forge refused the permission check; {GRANT}"
+        elif level not in WRITE:
             why = f"no write access (permission: {level})"
         if why:
             self.ignored.append({"kind": kind, "author": login, "url": url, "reason": why})
@@ -128,6 +150,7 @@ def gather(api: ForgeAPI, repo: str, head: str, bot_login: str, redactor: Redact
         "pull_request": None,
         "items": [],
         "ignored": [],
+        "warnings": [],
     }
     pulls = api.pages(f"/repos/{repo}/pulls", {"head": f"{owner}:{head}", "state": "open"})
     if not pulls:
@@ -159,7 +182,7 @@ def gather(api: ForgeAPI, repo: str, head: str, bot_login: str, redactor: Redact
         g.add("comment", c, c.get("updated_at") or c.get("created_at"), {})
     for n, item in enumerate(g.items, 1):
         item["id"] = f"F{n}"
-    return doc | {"items": g.items, "ignored": g.ignored}
+    return doc | {"items": g.items, "ignored": g.ignored, "warnings": g.warnings}
 
 
 def main(argv: list[str]) -> int:
