@@ -10,6 +10,7 @@ suite: the project's own 11 tasks (scripts/bench_tasks.py), for comparison with 
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 from openbot.run.eval.history import history_tasks
 from openbot.run.eval.suite import Limits, Task
 
-REPOS = Path("/work/bench-tools/repos")
+REPOS = Path(os.environ.get("BENCH_TOOLS", "/work/bench-tools")) / "repos"  # as bench_harnesses.TOOLS
 # (library, mirror the search tool's fetch gives, the newest commit the clone's HEAD is put at, the check)
 LIBRARIES = {
     "cachetools": ("tkem+cachetools", "9a6cb65aae", "/usr/bin/python3 -m unittest {tests}"),

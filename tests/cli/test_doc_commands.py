@@ -132,3 +132,15 @@ def test_every_doc_command_that_can_run_offline_runs_as_written(tmp_path: Path) 
             _runs(repo, env, script)
     assert failed == [], "\n".join(failed)
     assert ran >= 20, f"only {ran} commands ran"
+
+
+def test_the_docs_name_no_path_of_one_machine() -> None:
+    """A path of the machine a figure was measured on (`/work/mswea`) is no use to a reader: the docs
+    name a variable or a placeholder (`$BENCH_TOOLS`, `/home/me/app`) instead."""
+    named = [
+        f"{doc.name}:{n}: {line.strip()}"
+        for doc in DOCS
+        for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"(?<![\w.])/work/", line)
+    ]
+    assert named == []
