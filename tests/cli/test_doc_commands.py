@@ -29,6 +29,8 @@ SKIP = {
     'python3 -m pytest -n 4 --dist worksteal -m "not slow"': "a subset of the suite",
     "export ANTHROPIC_API_KEY=...": "a placeholder for the user's key",
     "cd your-repo && openbot run fixer": "calls the Anthropic API; _runs stands in",
+    "openbot run fixer --feedback feedback.json": "calls the Anthropic API; the file comes from GitHub "
+    "(`openbot feedback gather`); tests/run/test_feedback.py runs --feedback",
     "ollama pull qwen3-coder && openbot doctor": "needs an Ollama server",
     "openbot run fixer-local": "needs an Ollama server",
     "openbot run fixer --model openai:gpt-5.1": "calls OpenAI's API (network)",
