@@ -14,13 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from openbot.errors import OpenbotError, UsageError, debug_enabled, exit_code_of
-from openbot.views.escapes import clip, visible
-from openbot.views.fields import failed_output, money, reviewed_text, status_text, verified_text
+from openbot.views.escapes import visible
 
 if TYPE_CHECKING:
     from openbot.config.feedback import Feedback
     from openbot.run.plan import RunPlan, RunRequest
-    from openbot.run.result import RunResult
     from openbot.views.live import LiveView
 
 OUTPUTS = ("text", "json", "jsonl")
@@ -259,41 +257,11 @@ def _execute(plan: RunPlan, output: str) -> NoReturn:
     finally:
         guard.restore()
         view.close()
-    _report(human, result, in_ci)
+    from openbot.cli.run_report import report
+
+    report(human, result, in_ci)
     if isinstance(view, JsonlView):
         view.summary(result.to_json())
     elif output == "json":
         print(json.dumps(result.to_json(), indent=2), flush=True)
     raise SystemExit(result.exit_code)
-
-
-def _report(view: LiveView, result: RunResult, in_ci: bool) -> None:
-    r = result.record
-    lines = [
-        f"openbot: run {r.run_id} {status_text(result.to_json())}" + (f": {r.reason}" if r.reason else ""),
-        f"  iterations {r.iterations} · commands {r.command_count} · tokens {sum(r.tokens.values()):,}"
-        f" · cost {money(r.cost_usd, r.cost_known)}",
-    ]
-    if r.branch:
-        lines.append(f"  branch {r.branch}" + (f" (from {r.base})" if r.base else ""))
-    if r.summary:
-        first = r.summary.split("\n", 1)[0]  # not splitlines: a `\r` in it is shown, not a line end
-        lines.append(f"  summary: {clip(first, 200)}")
-    verified = verified_text(result.to_json())
-    if verified:
-        lines.append(f"  {verified}")
-        lines += [f"    | {line}" for line in failed_output(result.to_json())]  # why it failed
-    if reviewed := reviewed_text(result.to_json()):
-        lines.append(f"  {reviewed}")
-    if r.action:
-        lines.append(f"  action: {r.action}" + (f" — {r.action_message}" if r.action_message else ""))
-    if result.resume_command:
-        lines.append(f"  resume: {result.resume_command}")
-    for line in lines:
-        view.line(line)
-    if in_ci:
-        from openbot.views.ci_summary import write_step_summary
-
-        summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
-        if not write_step_summary(result.to_json(), os.environ) and summary_path:
-            view.line(f"!! could not write the step summary to {summary_path}")
