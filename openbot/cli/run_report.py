@@ -7,7 +7,14 @@ import os
 from typing import TYPE_CHECKING
 
 from openbot.views.escapes import clip
-from openbot.views.fields import failed_output, money, reviewed_text, status_text, verified_text
+from openbot.views.fields import (
+    failed_output,
+    feedback_text,
+    money,
+    reviewed_text,
+    status_text,
+    verified_text,
+)
 
 if TYPE_CHECKING:
     from openbot.run.result import RunResult
@@ -32,6 +39,8 @@ def report(view: LiveView, result: RunResult, in_ci: bool) -> None:
         lines += [f"    | {line}" for line in failed_output(result.to_json())]  # why it failed
     if reviewed := reviewed_text(result.to_json()):
         lines.append(f"  {reviewed}")
+    if feedback := feedback_text(result.to_json()):
+        lines.append(f"  {feedback}")
     if r.action:
         lines.append(f"  action: {r.action}" + (f" — {r.action_message}" if r.action_message else ""))
     if result.resume_command:

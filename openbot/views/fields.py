@@ -145,6 +145,34 @@ def reviewed_text(r: Mapping[str, object]) -> str:
     return f"NOT approved by its review: {said}" if reviewed is False else ""
 
 
+IDS_SHOWN = 10  # item ids named in one line; the rest counted
+
+
+def item_ids(items: object, addressed: bool) -> str:
+    """`F1, F3` — the ids of a run's feedback items addressed (or not), at most IDS_SHOWN, inert."""
+    listed = items if isinstance(items, list) else []
+    ids = [
+        str(i.get("id"))
+        for i in listed
+        if isinstance(i, Mapping) and (i.get("addressed") is True) == addressed
+    ]
+    more = f" and {len(ids) - IDS_SHOWN} more" if len(ids) > IDS_SHOWN else ""
+    return visible(" ".join((", ".join(ids[:IDS_SHOWN]) + more).split()))
+
+
+def feedback_text(r: Mapping[str, object]) -> str:
+    """The run's --feedback outcome in one line, from its summary; "" for a run without feedback:
+    `feedback: 2 of 3 items addressed (F1, F3); F2 not addressed — see history`."""
+    fb = r.get("feedback")
+    if not isinstance(fb, Mapping):
+        return ""
+    done, left = item_ids(fb.get("items"), True), item_ids(fb.get("items"), False)
+    line = f"feedback: {fb.get('addressed')} of {fb.get('total')} items addressed" + (
+        f" ({done})" if done else ""
+    )
+    return line + (f"; {left} not addressed — see history" if left else "")
+
+
 def failed_output(r: Mapping[str, object]) -> list[str]:
     """The end of the failed check's output (run/verify_outcome.py `shown_tail`), from a run's summary:
     each line made inert, to show under `verified_text`; [] when the check passed or said nothing."""

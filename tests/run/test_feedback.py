@@ -127,6 +127,8 @@ def test_items_reach_the_model_quoted_and_what_was_addressed_travels_with_the_wo
     assert not by_id["F3"]["addressed"] and by_id["F3"]["how"] == "printing is out of scope"
     assert fb_out["addressed"] == 2 and fb_out["total"] == 3 and fb_out["ignored"] == 1
     assert fb_out["sha"] == result["verified_sha"]
+    # The end-of-run lines on the terminal say it too.
+    assert "  feedback: 2 of 3 items addressed (F1, F2); F3 not addressed — see history\n" in out.stderr
     # The event, the session's metadata, history --session, the HTML page.
     (session,) = sessions("fixer")
     (event,) = [e for e in events(session) if e["type"] == "feedback"]
