@@ -110,6 +110,7 @@ def row(d: dict[str, object]) -> dict[str, object]:
     fb = found if isinstance(found, dict) else {}
     said = f"{fb.get('addressed')} of {fb.get('total')} feedback item(s) addressed"
     r["feedback"] = said if fb.get("total") else ""
+    r["feedback_left"] = _not_addressed(fb.get("items"))
     repo = Path(str(d["repo_root"])) if d.get("repo_root") else None
     r["repo"] = str(repo) if repo else ""
     r["network"] = _network(d.get("network"))
@@ -176,3 +177,22 @@ def next_commands(r: dict[str, object], repo: Path | None, alive: bool) -> dict[
         cd = f"cd {shlex.quote(str(repo))} && " if repo else ""  # "died" goes on; no id, no resume
         out["continue"] = f"{cd}openbot run {shlex.quote(str(r['bot']))} --resume {shlex.quote(run_id)}"
     return out
+
+
+LEFT_SHOWN, LEFT_CHARS = 5, 160  # the items not addressed a digest row names, and each one's length
+
+
+def _not_addressed(items: object) -> list[str]:
+    """`F3 comment by "bob": printing is out of scope` per item the bot did not address: the first
+    LEFT_SHOWN, each cut to LEFT_CHARS, the rest counted (the row stays a row)."""
+    left = [
+        i
+        for i in (items if isinstance(items, list) else [])
+        if isinstance(i, dict) and i.get("addressed") is not True
+    ]
+    said = [
+        f"{i.get('id')} {i.get('title') or ''}".strip() + (f": {i['how']}" if i.get("how") else "")
+        for i in left
+    ]
+    shown = [" ".join(line.split())[:LEFT_CHARS] for line in said[:LEFT_SHOWN]]
+    return shown + ([f"and {len(said) - LEFT_SHOWN} more"] if len(said) > LEFT_SHOWN else [])

@@ -67,7 +67,9 @@ def _size(count: int) -> str:
 
 def _why(r: dict[str, Any]) -> str:
     why = str(r["reason"] or (r["summary"].split("\n")[0] if r["status"] == "completed" else ""))
-    return "; ".join(filter(None, [str(r.get("feedback") or ""), why]))
+    left = r.get("feedback_left") or []
+    not_addressed = f"not addressed: {'; '.join(str(x) for x in left)}" if left else ""
+    return "; ".join(filter(None, [str(r.get("feedback") or ""), not_addressed, why]))
 
 
 def cells(r: dict[str, object]) -> tuple[str, ...]:

@@ -154,6 +154,14 @@ def test_items_reach_the_model_quoted_and_what_was_addressed_travels_with_the_wo
     assert '- `F3` `comment by "bob"`: **not addressed**: `printing is out of scope`' in body
     digest = json.loads(run_cli("digest", "--json", cwd=repo).stdout)
     assert digest["runs"][0]["feedback"] == "2 of 3 feedback item(s) addressed"
+    # The md and HTML digests name the items not addressed, with the bot's words.
+    for fmt, said in (
+        ("md", 'F3 comment by "bob": printing is out of scope'),
+        ("html", "F3 comment by &quot;bob&quot;: printing is out of scope"),
+    ):
+        shown = run_cli("digest", "--format", fmt, cwd=repo)
+        assert shown.returncode == 0, shown.stderr
+        assert f"not addressed: {said}" in shown.stdout, shown.stdout
 
 
 def _python(*args: str, cwd: Path) -> str:
