@@ -26,6 +26,7 @@ unconfined), 126 the command cannot be executed, 127 the command was not found.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from types import ModuleType
 
@@ -140,6 +141,10 @@ def _read_command(fd: int) -> tuple[str, list[str], dict[str, str]]:
 
 
 def _exec(argv: list[str], env: dict[str, str] | None) -> int:
+    # Python starts with SIGPIPE and SIGXFSZ ignored and exec keeps an ignored signal ignored: the command
+    # gets the defaults a shell would give it (`yes | head -1` ends on SIGPIPE, not "Broken pipe" errors).
+    for signum in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(signum, signal.SIG_DFL)
     try:
         if env is None:
             os.execvp(argv[0], argv)

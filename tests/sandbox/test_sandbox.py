@@ -119,6 +119,19 @@ def test_confined_commands_cannot_signal_processes_outside(run: Run) -> None:
     )
 
 
+@pytest.mark.parametrize("mode", ["workspace-write", "read-only"])
+def test_a_confined_command_gets_the_default_signal_dispositions(run: Run, mode: str) -> None:
+    # The launcher is Python, which ignores SIGPIPE and SIGXFSZ; the command must not inherit that.
+    result = run.sh(
+        run.policy(mode),
+        'yes | head -1 >/dev/null; echo "yes ended ${PIPESTATUS[0]}"; grep SigIgn /proc/self/status',
+    )
+    assert result.returncode == 0, result.stderr
+    assert "yes ended 141" in result.stdout, result.stdout + result.stderr  # 128 + SIGPIPE
+    ignored = int(result.stdout.split("SigIgn:")[1].split()[0], 16)
+    assert not ignored & (1 << (13 - 1)) and not ignored & (1 << (25 - 1)), hex(ignored)  # SIGPIPE, SIGXFSZ
+
+
 def test_danger_full_access_is_unconfined(run: Run, listener: int) -> None:
     policy = run.policy("danger-full-access")
     assert policy.wrap(["bash", "-c", "true"]) == ["bash", "-c", "true"]
