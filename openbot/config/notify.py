@@ -14,20 +14,14 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from typing import get_args
 
 from openbot.config import envrefs
 from openbot.errors import ConfigError
+from openbot.stops import Status
 
-ENDINGS = (
-    "completed",
-    "failed",
-    "limit",
-    "interrupted",
-    "refused",
-    "unverified",
-    "unreviewed",
-    "over_budget",
-)
+# Every status a run can end with (stops.Status without "running"), in its order.
+ENDINGS = tuple(status for status in get_args(Status) if status != "running")
 _KEYS = ("url", "command", "on", "env")
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\*?$")
 
