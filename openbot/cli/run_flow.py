@@ -1,7 +1,7 @@
 """`openbot run`'s work once its arguments are known, without typer: the request, the plan, the run with
 its live view and signal guard, the report and the exit. `cli/run_cmd.py` is the typer command that hands
 its options here; `openbot run <bot>` with nothing else comes here straight from the entry point
-(`cli/app.py`), without typer: `RunArgs`'s defaults are the command's (tests/cli/test_run_direct.py)."""
+(`cli/app.py`), without typer: `RunArgs`'s defaults are the command's (tests/cli/test_startup_imports.py)."""
 
 from __future__ import annotations
 
