@@ -115,7 +115,7 @@ Popen = subprocess.Popen
 # lists From.AGENT is checked above to run inside the walls with no secrets and no open network.
 AGENT_COMMAND = step(
     "agent.command",
-    "a command the model asked for (shell tool, its waiting sandbox)",
+    "a command the model asked for (shell tool: its session's sandbox server, or a waiting sandbox)",
     (From.AGENT,),
     Walls.SANDBOX,
     Net.BOT,

@@ -242,23 +242,12 @@ class Verifier:
         """`argv`'s output (or "" when it failed) in the shell tool's waiting sandbox: the same walls, in
         the agent's checkout, started after its last command; None when there is none to use (a new
         sandbox's start would be most of this check's time)."""
-        from openbot.agent.tools import shell_spare
-
         ws, sandbox = self.workspace, self.workspace.sandbox
         shell = next((t for t in self.tools if isinstance(t, ShellTool)), None)
-        spare = (
-            shell.spares.waiting(sandbox, ws.workdir) if shell is not None and sandbox is not None else None
-        )
-        if spare is None:
+        if shell is None or sandbox is None:
             return None
-        quiet = ["/bin/sh", "-c", 'exec "$@" 2>/dev/null', "sh", *argv]  # stderr shares stdout in a spare
-        try:
-            shell_spare.send(spare, ws.workdir, quiet, env)
-            out, _ = spare.proc.communicate(timeout=60)
-        except (OSError, gate.TimeoutExpired):
-            shell_spare.discard(spare)
-            return ""
-        return out.decode(errors="replace") if spare.proc.returncode == 0 else ""
+        quiet = ["/bin/sh", "-c", 'exec "$@" 2>/dev/null', "sh", *argv]  # stderr shares stdout there
+        return shell.output_in_waiting(sandbox, ws.workdir, quiet, env)
 
     def _stop_agent(self) -> int:
         """No process of the agent's is alive while its work is checked."""

@@ -11,6 +11,9 @@ parent has threads). `SandboxPolicy.wrap` runs this file by path with `-I -S`, s
 ctypes and `landlock.py` next to this file — not openbot's package, not site-packages, not even json
 (7 ms of start-up here). The policy is only paths and a flag; nothing secret is on the command line.
 
+With `--status-fd=M` as well (and `--pid-1`) it is a server: it stays pid 1 of its sandbox and forks each
+command it is sent on fd N, one after another, for a whole session (serve.py).
+
 Under bwrap (`--pid-1`) the launcher is pid 1 of the command's PID namespace (bwrap's `--as-pid-1`: no
 init of bwrap's), and the command it execs stays pid 1: when it exits, the kernel kills everything left in
 the namespace. bwrap arms this process's parent-death signal (`--die-with-parent`: SIGKILL when bwrap
@@ -64,10 +67,14 @@ def main(args: list[str]) -> int:
     writable = [o.removeprefix("--write=") for o in options if o.startswith("--write=")]
     command_fd = [o.removeprefix("--command-fd=") for o in options if o.startswith("--command-fd=")]
     proxy = [o.removeprefix("--proxy=") for o in options if o.startswith("--proxy=")]
-    known = ("--write=", "--command-fd=", "--proxy=")
+    status_fd = [o.removeprefix("--status-fd=") for o in options if o.startswith("--status-fd=")]
+    known = ("--write=", "--command-fd=", "--proxy=", "--status-fd=")
     flags = ("--allow-tcp", "--pid-1")
     unknown = [o for o in options if o not in flags and not o.startswith(known)]
-    if unknown or bool(argv) == bool(command_fd) or len(command_fd) > 1:
+    # A server kills every process of its namespace after each command: only as pid 1 of its own, and
+    # not beside the proxy relay (which it would kill too).
+    bad_server = bool(status_fd) and (len(status_fd) > 1 or "--pid-1" not in options or bool(proxy))
+    if unknown or bad_server or bool(argv) == bool(command_fd) or len(command_fd) > 1:
         print(f"openbot sandbox: bad arguments {args!r}", file=sys.stderr)
         print(USAGE, file=sys.stderr)
         return SETUP_FAILED
@@ -83,6 +90,8 @@ def main(args: list[str]) -> int:
         return SETUP_FAILED
     if forward and listener:
         _start_relay(forward, listener, proxy[0])
+    if status_fd:
+        return int(_load("serve").serve(int(command_fd[0]), int(status_fd[0]), _start))
     env = None
     if command_fd:
         try:
@@ -97,7 +106,7 @@ def main(args: list[str]) -> int:
 
 USAGE = (
     "usage: launch.py [--allow-tcp] [--pid-1] [--proxy=SOCKET] [--write=PATH]..."
-    " (-- command [args...] | --command-fd=N)"
+    " (-- command [args...] | --command-fd=N [--status-fd=M])"
 )
 
 
@@ -140,7 +149,30 @@ def _read_command(fd: int) -> tuple[str, list[str], dict[str, str]]:
     return fields[0], argv, dict(p.split("=", 1) for p in pairs if "=" in p)
 
 
-def _exec(argv: list[str], env: dict[str, str] | None) -> int:
+def _start(fields: list[bytes], own: tuple[int, ...]) -> int:
+    """The server's fork of one command (serve.py): the child never returns to the server's loop. The
+    fields are those of `_read_command`; `own` are the server's fds, closed in the child."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = SETUP_FAILED
+    try:
+        for fd in own:
+            os.close(fd)
+        os.setsid()  # its own session and group, as when it was pid 1 of a sandbox of its own
+        text = [os.fsdecode(f) for f in fields]
+        count = int(text[1])
+        argv, pairs = text[2 : 2 + count], text[2 + count :]
+        os.chdir(text[0])
+        if argv:
+            code = _exec(argv, dict(p.split("=", 1) for p in pairs if "=" in p))
+    except BaseException:  # noqa: BLE001 — whatever happened, the child ends here
+        pass
+    finally:
+        os._exit(code)
+
+
+def _exec(argv: list[str], env: dict[str, str] | None = None) -> int:
     # Python starts with SIGPIPE and SIGXFSZ ignored and exec keeps an ignored signal ignored: the command
     # gets the defaults a shell would give it (`yes | head -1` ends on SIGPIPE, not "Broken pipe" errors).
     for signum in (signal.SIGPIPE, signal.SIGXFSZ):

@@ -1,24 +1,61 @@
-"""A confined command costs as few processes as its walls allow (issue 36): bwrap, and the command itself
-as pid 1 of its own PID namespace — no init of bwrap's beside it, no launcher process left running, no
-processes forked to wait for that init. Counted inside the namespace through its own /proc, not timed:
-the first command starts its sandbox cold, the next ones take the one started ahead of them."""
+"""A confined command costs one new process (issue 36): the agent's commands run in one sandbox per session,
+whose pid 1 (the sandbox server, openbot/sandbox/serve.py) forks each of them — no bwrap, no launcher, no
+Python start per command. And nothing a command leaves behind outlives it: the server kills and reaps
+everything else in its PID namespace before it reports the command's end. Counted inside the namespace
+through its own /proc, not timed."""
 
 from __future__ import annotations
 
+import os
+import time
+
 from tests.helpers import complete, events, make_bot, reply, sessions, shell
 from tests.sandbox.conftest import User, needs_bwrap
+from tests.sandbox.test_escape_processes import _alive
 
 pytestmark = needs_bwrap
 
-# Bash builtins only: the listing is taken while nothing but the command itself runs in the namespace.
-LIST = "echo /proc/[0-9]*; read -r name < /proc/1/comm; echo pid 1 is $name"
+# Bash builtins only: the listing is taken while nothing but the command (and pid 1) runs in the namespace.
+# Field 22 of /proc/1/stat is pid 1's start time: the same one means the same sandbox.
+LIST = 'echo /proc/[0-9]*; echo "me /proc/$$"; read -r -a stat < /proc/1/stat; echo "pid 1 from ${stat[21]}"'
 
 
-def test_each_command_is_the_only_process_of_its_namespace(user: User) -> None:
+def _outputs(bot: str) -> list[list[str]]:
+    found = [e["output"].strip() for e in events(sessions(bot)[-1]) if e["type"] == "command"]
+    return [o.splitlines() for o in found]
+
+
+def test_each_command_is_one_new_process_of_the_sessions_sandbox(user: User) -> None:
     make_bot("count", [*(reply("", shell(f"{LIST} # {i}")) for i in range(3)), reply("", complete("ok"))])
     out = user.run("run", "count")
     assert out.returncode == 0, out.stderr
-    outputs = [e["output"].strip() for e in events(sessions("count")[-1]) if e["type"] == "command"]
-    # Before: "/proc/1 /proc/2" and "pid 1 is bwrap" — bwrap's init as pid 1, the command (the launcher,
-    # exec'd) as pid 2, and per command two more forks of the launcher to see the init arm.
-    assert outputs == ["/proc/1\npid 1 is bash"] * 3, outputs
+    outputs = _outputs("count")
+    # Before: each command was pid 1 of a sandbox of its own ("/proc/1", "me /proc/1"), behind a bwrap
+    # and a Python launcher started for it.
+    listed = [o[0] for o in outputs]
+    assert listed == ["/proc/1 /proc/2", "/proc/1 /proc/3", "/proc/1 /proc/4"], outputs
+    assert [o[1] for o in outputs] == ["me /proc/2", "me /proc/3", "me /proc/4"], outputs
+    assert len({o[2] for o in outputs}) == 1, outputs  # one pid 1 for all three
+
+
+def test_nothing_a_command_leaves_behind_outlives_it(user: User) -> None:
+    marker = f"leftover-{os.getpid()}-{time.time_ns()}"  # in the command lines of its processes only
+    sleeper = f"sh -c 'sleep 300 # {marker}'"
+    # Detached every way a command can: a new session, nohup, a double fork, plain background, stopped.
+    leave = (
+        f"setsid {sleeper} & nohup {sleeper} >/dev/null 2>&1 & ({sleeper} &) ; {sleeper} &"
+        f" {sleeper} & kill -STOP $! ; echo left"
+    )
+    make_bot("leaver", [reply("", shell(leave)), reply("", shell(LIST)), reply("", complete("ok"))])
+    try:
+        out = user.run("run", "leaver")
+        assert out.returncode == 0, out.stderr
+        left, listing = _outputs("leaver")
+        assert left == ["left"]
+        me = listing[1].removeprefix("me ")
+        # The next command finds nothing but pid 1 and itself in the namespace.
+        assert set(listing[0].split()) == {"/proc/1", me}, listing
+        assert not _alive(marker)
+    finally:
+        for pid in _alive(marker):  # only when the test fails: leave nothing behind
+            os.kill(pid, 9)

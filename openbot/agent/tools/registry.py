@@ -36,7 +36,7 @@ def default_tools(default_timeout_secs: float = 600.0, names: Collection[str] | 
     from openbot.agent.tools.shell import ShellTool
 
     tools: list[Tool] = [
-        ShellTool(default_timeout_secs),
+        ShellTool(default_timeout_secs, serve=True),
         EditorTool(),
         MemoryTool(),
         SessionHistoryTool(),

@@ -15,14 +15,16 @@ import os
 import re
 import shutil
 import time
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
 from openbot import gate
 from openbot.agent.models.base import ToolSpec
-from openbot.agent.tools import shell_spare
+from openbot.agent.tools import shell_server, shell_spare
 from openbot.agent.tools.base import ToolContext, ToolFailed, ToolOutput
-from openbot.agent.tools.shell_process import _Run
+from openbot.agent.tools.shell_process import Command as Running
+from openbot.agent.tools.shell_process import Popened, _Run
 from openbot.agent.tools.trim_output import OutputCompactor
 from openbot.events import Command, CommandStarted
 from openbot.paths import make_private_dir
@@ -76,11 +78,17 @@ class ShellInput(TypedDict):  # what the spec's schema admits (the registry chec
 class ShellTool:
     reports_itself = True  # emits Command events itself
 
-    def __init__(self, default_timeout_secs: float = 600.0, step: gate.Step = gate.AGENT_COMMAND) -> None:
-        """`step`: whose commands these are (the agent's; setup's and verification's own shells)."""
+    def __init__(
+        self, default_timeout_secs: float = 600.0, step: gate.Step = gate.AGENT_COMMAND, serve: bool = False
+    ) -> None:
+        """`step`: whose commands these are (the agent's; setup's and verification's own shells). `serve`:
+        one sandbox server runs all the commands it can (shell_server.py), not a sandbox each."""
         self.spec = _spec(default_timeout_secs)
         self.step = step
         self.spares = shell_spare.Spares(step)
+        self.serve = serve
+        self.server: shell_server.Server | None = None
+        self._server_finalizer: weakref.finalize[[], ShellTool] | None = None
 
     def run(self, input: dict[str, object], ctx: ToolContext, tool_use_id: str) -> ToolOutput:
         args = cast(ShellInput, input)
@@ -103,8 +111,8 @@ class ShellTool:
         ctx.command_count += 1
         started = time.monotonic()
         try:
-            proc = self._launch(argv, env, ctx, contained, log_path)
-            run = _Run(proc, log_fd, compactor, StreamRedactor(ctx.redact), contained)
+            cmd = self._launch(argv, env, ctx, contained, log_path)
+            run = _Run(cmd, log_fd, compactor, StreamRedactor(ctx.redact))
             run.pump(started + timeout, ctx.cancel)
         except ToolFailed:
             log_path.unlink(missing_ok=True)
@@ -112,12 +120,11 @@ class ShellTool:
         finally:
             os.close(log_fd)
         duration_ms = int((time.monotonic() - started) * 1000)
-        if ctx.sandbox is not None and _spare_fits(ctx) and not ctx.cancel.is_set():
-            self.spares.prepare(ctx.sandbox, ctx.workdir, env, contained)  # boots while the model answers
+        self._prepare_next(cmd, ctx, env, contained)
         output = compactor.result()
         if not compactor.compacted:
             log_path.unlink(missing_ok=True)
-        exit_code = None if run.killed else run.proc.returncode
+        exit_code = None if run.killed else run.cmd.returncode
         ctx.sink.emit(
             Command(
                 tool_use_id=tool_use_id,
@@ -133,16 +140,70 @@ class ShellTool:
         head = _head(run.killed, timeout, exit_code)
         return ToolOutput(f"{head}\n{output}" if output else head, is_error=bool(run.killed))
 
+    def output_in_waiting(
+        self, policy: SandboxPolicy, cwd: Path, argv: list[str], env: dict[str, str]
+    ) -> str | None:
+        """`argv`'s output (or "" when it failed) in the sandbox kept for the next command — the server, or
+        the spare — when one fits `policy` and `cwd`; None when there is none (a new sandbox's start would
+        be most of a quick look's time). stderr is the output's too."""
+        server = self.server
+        if server is not None and server.policy == policy and server.alive():
+            return shell_server.output_of(server, cwd, argv, env)
+        spare = self.spares.waiting(policy, cwd)
+        if spare is None:
+            return None
+        try:
+            shell_spare.send(spare, cwd, argv, env)
+            out, _ = spare.proc.communicate(timeout=60)
+        except (OSError, gate.TimeoutExpired):
+            shell_spare.discard(spare)
+            return ""
+        return out.decode(errors="replace") if spare.proc.returncode == 0 else ""
+
+    def _prepare_next(self, cmd: Running, ctx: ToolContext, env: dict[str, str], contained: bool) -> None:
+        """A spare sandbox for the next command, booting while the model answers (a server needs none)."""
+        if (
+            isinstance(cmd, Popened)
+            and ctx.sandbox is not None
+            and _spare_fits(ctx)
+            and not ctx.cancel.is_set()
+        ):
+            self.spares.prepare(ctx.sandbox, ctx.workdir, env, contained)
+
     def close(self) -> None:
         """Stop the sandbox waiting for a next command (the run is ending); reap what it orphaned."""
         self.spares.close()
+        if self._server_finalizer is not None:
+            self._server_finalizer()  # closes the server, once
+        self.server, self._server_finalizer = None, None
         reap_orphans()
+
+    def _served(
+        self, policy: SandboxPolicy, argv: list[str], env: dict[str, str], ctx: ToolContext
+    ) -> Running:
+        """The command sent to the session's sandbox server (started now when there is none that fits)."""
+        server = self.server
+        if server is None or server.policy != policy or not server.alive():
+            self.close()
+            server = self.server = shell_server.start(policy, ctx.workdir, env, self.step)
+            self._server_finalizer = weakref.finalize(self, server.close)
+        try:
+            server.run(ctx.workdir, argv, env)
+        except OSError:  # it died while waiting: once more with a fresh one
+            self.close()
+            server = self.server = shell_server.start(policy, ctx.workdir, env, self.step)
+            self._server_finalizer = weakref.finalize(self, server.close)
+            server.run(ctx.workdir, argv, env)
+        return shell_server.Served(server)
 
     def _launch(
         self, argv: list[str], env: dict[str, str], ctx: ToolContext, contained: bool, log: Path
-    ) -> gate.Popen[bytes]:
-        """The command's process: a spare sandbox handed the command, or one started for it now."""
+    ) -> Running:
+        """The command: sent to the sandbox server, or to a spare sandbox, or a sandbox started for it now."""
         try:
+            if self.serve and _server_fits(ctx):
+                assert ctx.sandbox is not None
+                return self._served(ctx.sandbox, argv, env, ctx)
             if _spare_fits(ctx):
                 assert ctx.sandbox is not None
                 spare = self.spares.take(ctx.sandbox, ctx.workdir, env, contained)
@@ -153,18 +214,21 @@ class ShellTool:
                     spare = shell_spare.start(ctx.sandbox, ctx.workdir, env, contained, self.step)
                     with contextlib.suppress(OSError):  # the launcher failed: its output and 125 say why
                         shell_spare.send(spare, ctx.workdir, argv, env)
-                return spare.proc
+                return Popened(spare.proc, contained)
             # `> /dev/stdout` reopens the output by path; allowed as well for sandboxes without a spare.
             confined = policy_of(ctx).wrap(argv, also_writable=[log])
-            return gate.popen(
-                self.step,
-                confined,
-                cwd=ctx.workdir,
-                env=env,
-                stdin=gate.DEVNULL,
-                stdout=gate.PIPE,
-                stderr=gate.STDOUT,
-                start_new_session=True,  # its own group (stopped as one) and no controlling terminal
+            return Popened(
+                gate.popen(
+                    self.step,
+                    confined,
+                    cwd=ctx.workdir,
+                    env=env,
+                    stdin=gate.DEVNULL,
+                    stdout=gate.PIPE,
+                    stderr=gate.STDOUT,
+                    start_new_session=True,  # its own group (stopped as one) and no controlling terminal
+                ),
+                contained,
             )
         except OSError as e:
             raise ToolFailed(f"could not start the command: {e}") from None
@@ -194,6 +258,13 @@ def _head(killed: str | None, timeout: float, exit_code: int | None) -> str:
     if killed:
         return "killed: cancelled by the user"
     return f"exit code: {exit_code}"
+
+
+def _server_fits(ctx: ToolContext) -> bool:
+    """Both walls (a server kills everything in its PID namespace after each command: it needs one of its
+    own) and no proxy list (whose relay lives in the sandbox beside the commands)."""
+    sandbox = ctx.sandbox
+    return _spare_fits(ctx) and sandbox is not None and bool(sandbox.bwrap) and not sandbox.proxy
 
 
 def _spare_fits(ctx: ToolContext) -> bool:

@@ -4,7 +4,8 @@ The command is the leader of its own process group; `_Run.pump` reads its merged
 selector that also watches a pidfd, so the end of the command is seen at once, checks cancellation and
 the deadline every POLL_SECS, and afterwards stops whatever the command left running in its group
 (SIGTERM, then SIGKILL after KILL_GRACE_SECS). The leader stays unreaped until then, so its pid (= the
-group id) cannot be reused by an unrelated process meanwhile.
+group id) cannot be reused by an unrelated process meanwhile. A command of the agent's sandbox server
+(shell_server.py) is driven the same way through its server: `Command` is what both provide.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import selectors
 import signal
 import threading
 import time
+from typing import Protocol
 
 from openbot import gate
 from openbot.agent.tools.trim_output import OutputCompactor
@@ -88,25 +90,78 @@ LOG_MAX_BYTES = 32 << 20
 LOG_CAPPED = b"\n[openbot: the log stops here, at 32 MB; the rest of the command's output was not kept]\n"
 
 
-class _Run:
-    """One running command: pumps its output to the log file and the compactor until it is done.
+class Popened:
+    """A command that is a process of openbot's own: bwrap, or the command itself (unconfined, Landlock
+    only). `contained`: in a PID namespace of its own that dies with it (bwrap), so nothing it started
+    can be left in its process group once it has exited — no /proc scan is needed."""
 
-    `contained`: the command runs in a PID namespace of its own that dies with it (bwrap), so nothing it
-    started can be left in its process group once it has exited — no /proc scan is needed."""
+    drained_at_exit = False  # a background process may still hold the output open
+
+    def __init__(self, proc: gate.Popen[bytes], contained: bool = False) -> None:
+        self.proc, self.contained = proc, contained
+        self.pidfd = -1
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def output_fd(self) -> int:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.fileno()
+
+    def exit_fd(self) -> int:
+        self.pidfd = _exit_fd(self.proc.pid)
+        return self.pidfd
+
+    def exited(self) -> bool:
+        return _exited(self.proc)
+
+    def signal(self, signum: int) -> None:
+        _signal_group(self.proc.pid, signum)
+
+    def stop_rest(self) -> None:
+        if self.contained:  # its namespace is gone with it; the group holds at most exiting bwrap processes
+            _signal_group(self.proc.pid, signal.SIGKILL)
+        else:
+            _stop_group(self.proc.pid)
+
+    def finish(self, exited: bool) -> None:
+        assert self.proc.stdout is not None
+        if self.pidfd >= 0:
+            os.close(self.pidfd)
+        self.proc.stdout.close()
+        if not exited:
+            _signal_group(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        if self.contained:
+            reap_orphans()  # bwrap's init, orphaned to openbot (a subreaper) as its bwrap exited
+
+
+class Command(Protocol):
+    """What `_Run` drives: a process of openbot's (`Popened`) or a command of a sandbox server."""
+
+    drained_at_exit: bool
+
+    @property
+    def returncode(self) -> int | None: ...
+    def output_fd(self) -> int: ...
+    def exit_fd(self) -> int: ...  # readable once it has ended, or -1 (then polled)
+    def exited(self) -> bool: ...
+    def signal(self, signum: int) -> None: ...
+    def stop_rest(self) -> None: ...  # after its end: what it left running
+    def finish(self, exited: bool) -> None: ...  # last: kill it if it has not exited, reap
+
+
+class _Run:
+    """One running command: pumps its output to the log file and the compactor until it is done."""
 
     def __init__(
-        self,
-        proc: gate.Popen[bytes],
-        log_fd: int,
-        compactor: OutputCompactor,
-        redactor: StreamRedactor,
-        contained: bool = False,
+        self, cmd: Command, log_fd: int, compactor: OutputCompactor, redactor: StreamRedactor
     ) -> None:
-        self.proc = proc
+        self.cmd = cmd
         self.log_fd = log_fd
         self.compactor = compactor
         self.redactor = redactor
-        self.contained = contained
         self.killed = ""  # "" | "timeout" | "cancelled"
         self.logged = 0  # bytes of output so far (the log keeps at most LOG_MAX_BYTES of them)
 
@@ -130,25 +185,24 @@ class _Run:
         the SIGTERM (0 while none was sent)."""
         if not self.killed and (cancel.is_set() or now >= deadline):
             self.killed = "cancelled" if cancel.is_set() else "timeout"
-            _signal_group(self.proc.pid, signal.SIGTERM)
+            self.cmd.signal(signal.SIGTERM)
             return now
         if self.killed and killed_at > 0 and now - killed_at > KILL_GRACE_SECS:
-            _signal_group(self.proc.pid, signal.SIGKILL)
+            self.cmd.signal(signal.SIGKILL)
             return -1.0  # sent: not again
         return killed_at
 
     def pump(self, deadline: float, cancel: threading.Event) -> None:
         """Until the command has exited and its output is closed (or DRAIN_SECS after the exit). The
         selector wakes on output and, through a pidfd, on the exit itself: no polling delay."""
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
+        fd = self.cmd.output_fd()
         try:
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
         except OSError:
             pass  # above /proc/sys/fs/pipe-max-size: the default size works, just slower
         sel = selectors.DefaultSelector()
         sel.register(fd, selectors.EVENT_READ)
-        exit_fd = _exit_fd(self.proc.pid)
+        exit_fd = self.cmd.exit_fd()
         if exit_fd >= 0:
             sel.register(exit_fd, selectors.EVENT_READ)
         is_open, exited_at, killed_at = True, 0.0, 0.0
@@ -156,11 +210,12 @@ class _Run:
             while True:
                 now = time.monotonic()
                 killed_at = self._kill_if_due(now, deadline, cancel, killed_at)
-                if not exited_at and _exited(self.proc):
+                if not exited_at and self.cmd.exited():
                     exited_at = now
                     if exit_fd >= 0:
                         sel.unregister(exit_fd)
-                if exited_at and (not is_open or now - exited_at > DRAIN_SECS):
+                done = not is_open or self.cmd.drained_at_exit or now - exited_at > DRAIN_SECS
+                if exited_at and done:
                     break
                 if not is_open and exit_fd < 0:
                     time.sleep(POLL_SECS / 2)
@@ -172,21 +227,11 @@ class _Run:
             self._end(is_open, sel, fd)
         finally:
             sel.close()
-            if exit_fd >= 0:
-                os.close(exit_fd)
-            self.proc.stdout.close()
-            if not exited_at:
-                _signal_group(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-            if self.contained:
-                reap_orphans()  # bwrap's init, orphaned to openbot (a subreaper) as its bwrap exited
+            self.cmd.finish(bool(exited_at))
 
     def _end(self, is_open: bool, sel: selectors.BaseSelector, fd: int) -> None:
         """Stop what the command left running, then keep whatever is still buffered in the pipe."""
-        if self.contained:  # its namespace is gone with it; the group holds at most exiting bwrap processes
-            _signal_group(self.proc.pid, signal.SIGKILL)
-        else:
-            _stop_group(self.proc.pid)
+        self.cmd.stop_rest()
         # Whatever is still buffered in the pipe, without waiting on an escaped writer.
         while is_open and sel.select(0):
             is_open = self._read(fd)
