@@ -1,10 +1,10 @@
 """The sandbox server: pid 1 of one bwrap sandbox that runs a session's commands one after another, each a
-single fork of this process (no bwrap, no Python start per command).
+single new process spawned by this one (no bwrap, no Python start per command).
 
 launch.py confines itself (Landlock, no capabilities) and then, given `--status-fd`, serves here: it reads
 requests on the command pipe (`--command-fd`; each a 4-byte big-endian length, then NUL-separated fields),
 
-    run  cwd  argc  argv...  KEY=VALUE...     fork; the child execs the command (as launch.py's one-shot)
+    run  cwd  argc  argv...  KEY=VALUE...     start the command (posix_spawn, in a session of its own)
     sig  N                                    signal N to every process of the sandbox but this one
 
 and after each command ends, kills everything else left in the PID namespace (`kill(-1, SIGKILL)` from
@@ -66,20 +66,20 @@ class Requests:
         return message
 
 
-def serve(command_fd: int, status_fd: int, start: Callable[[list[bytes], tuple[int, ...]], int]) -> int:
-    """Run commands until openbot closes the command pipe. `start` forks a command from a run request's
-    fields (launch.py's `_start`, closing the fds given in the child) and returns its pid."""
+def serve(command_fd: int, status_fd: int, start: Callable[[list[bytes]], tuple[int, int]]) -> int:
+    """Run commands until openbot closes the command pipe. `start` starts a command from a run request's
+    fields (launch.py's `_start`): (its pid, 0), or (0, the exit code) when it could not."""
     _not_dumpable()
     for fd in (command_fd, status_fd):
-        os.set_inheritable(fd, False)  # no command may read requests or write a status
+        os.set_inheritable(fd, False)  # close-on-exec: no command may read requests or write a status
     requests = Requests(command_fd)
     while (message := requests.next()) is not None:
         if message[0] != b"run":
             continue  # a signal for a command that has ended already
         if _hung_up(command_fd):
             return GONE  # openbot died after sending it: nothing would stop the command
-        pid = start(message[1:], (command_fd, status_fd))
-        code = _wait(pid, requests)
+        pid, unstarted = start(message[1:])
+        code = _wait(pid, requests) if pid else unstarted
         _clear()
         if code is None:
             return GONE

@@ -1,5 +1,5 @@
 """One sandbox for all of a session's commands: the agent's shell sends each command to a server that is
-pid 1 of a bwrap sandbox (sandbox/serve.py), which forks it — one new process per command, no bwrap and no
+pid 1 of a bwrap sandbox (sandbox/serve.py), which spawns it — one new process per command, no bwrap and no
 Python start on the round trip, a few milliseconds of CPU less per command for a loaded machine to find.
 
 The server is started with the first command and kept while the policy is the same; its stdout is the
