@@ -3,6 +3,7 @@ to each `Session` (run/session.py)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -51,6 +52,16 @@ class RunParts:
     @property
     def record(self) -> RunRecord:
         return self.recorder.record
+
+    def stop_waiting(self) -> None:
+        """The run is ending: a tool's process waiting for a next call (the shell's spare sandbox) is
+        killed before the records are written, not after, so its start-up takes no core from them; the
+        runner's `_close_tools` reaps it."""
+        for tool in self.tools:
+            stop = getattr(tool, "stop_waiting", None)
+            if stop is not None:
+                with contextlib.suppress(Exception):  # nothing here may keep the session's record away
+                    stop()
 
     def save_totals(self, *, final: bool = False) -> None:
         """The run record's tokens and cost: earlier invocations plus this one's budget so far."""

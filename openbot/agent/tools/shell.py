@@ -170,6 +170,13 @@ class ShellTool:
         ):
             self.spares.prepare(ctx.sandbox, ctx.workdir, env, contained)
 
+    def stop_waiting(self) -> None:
+        """The run is ending: kill the sandboxes waiting for a next command (the server, a spare) at once,
+        so they die while openbot writes its records; `close` reaps them."""
+        self.spares.stop()
+        if self.server is not None:
+            self.server.kill()
+
     def close(self) -> None:
         """Stop the sandbox waiting for a next command (the run is ending); reap what it orphaned."""
         self.spares.close()

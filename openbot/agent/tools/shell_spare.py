@@ -125,6 +125,20 @@ class Spares:
             self._finalizer.detach()
         return spare
 
+    def stop(self) -> None:
+        """Kill the waiting spare now, without waiting for it (`close` reaps it): the run is ending, and
+        the rest of its start would take a core from openbot's own end."""
+        spare = self.spare
+        if spare is None:
+            return
+        if spare.command_fd >= 0:
+            os.close(spare.command_fd)
+            spare.command_fd = -1
+        try:
+            os.killpg(spare.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
     def close(self) -> None:
         if self._finalizer is not None:
             self._finalizer()  # discards the spare, once
