@@ -63,6 +63,8 @@ class Session:
     def open(self) -> None:
         p, plan, rec, ws = self.parts, self.parts.plan, self.parts.record, self.parts.workspace
         assert ws.sandbox is not None
+        for tool in p.tools:  # the shell's sandbox boots while the prompt is made and the model answers
+            getattr(tool, "warm", lambda *_: None)(ws.sandbox, ws.workdir, ws.env)
         self.system, self.changes = self._system(self._prompt_parts())
         no_tools = plan.config.tool_protocol == "text" or plan.work.mode == "edits"
         sent = [] if no_tools else [t.spec.to_api() for t in p.tools]

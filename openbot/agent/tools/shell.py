@@ -185,6 +185,20 @@ class ShellTool:
         self.server, self._server_finalizer = None, None
         reap_orphans()
 
+    def warm(self, policy: SandboxPolicy, workdir: Path, env: dict[str, str]) -> None:
+        """Start the sandbox server for this policy now (a session opens), so that the first command does
+        not wait for bwrap and Python to start; a failure here only means that command starts it."""
+        server = self.server
+        fits = self.serve and _server_fits_policy(policy)
+        if not fits or (server is not None and server.policy == policy and server.alive()):
+            return
+        self.close()
+        try:
+            server = self.server = shell_server.start(policy, workdir, {**env, **policy.env()}, self.step)
+        except OSError:
+            return
+        self._server_finalizer = weakref.finalize(self, server.close)
+
     def _served(
         self, policy: SandboxPolicy, argv: list[str], env: dict[str, str], ctx: ToolContext
     ) -> Running:
@@ -268,10 +282,16 @@ def _head(killed: str | None, timeout: float, exit_code: int | None) -> str:
 
 
 def _server_fits(ctx: ToolContext) -> bool:
+    return ctx.sandbox is not None and _server_fits_policy(ctx.sandbox)
+
+
+def _server_fits_policy(policy: SandboxPolicy) -> bool:
     """Both walls (a server kills everything in its PID namespace after each command: it needs one of its
     own) and no proxy list (whose relay lives in the sandbox beside the commands)."""
-    sandbox = ctx.sandbox
-    return _spare_fits(ctx) and sandbox is not None and bool(sandbox.bwrap) and not sandbox.proxy
+    walls = getattr(policy, "landlock", False) and bool(
+        getattr(policy, "bwrap", "")
+    )  # a stand-in may lack them
+    return policy.confined and walls and not getattr(policy, "proxy", "")
 
 
 def _spare_fits(ctx: ToolContext) -> bool:

@@ -2,11 +2,12 @@
 pid 1 of a bwrap sandbox (sandbox/serve.py), which spawns it — one new process per command, no bwrap and no
 Python start on the round trip, a few milliseconds of CPU less per command for a loaded machine to find.
 
-The server is started with the first command and kept while the policy is the same; its stdout is the
-pipe every command's output comes through, its status pipe says when a command has ended (and everything
-it started with it). A timeout or a cancel asks the server to SIGTERM everything but itself; the SIGKILL
-after the grace kills the server itself (bwrap with it), and the next command starts a new one. Closing
-the command pipe (openbot's exit or death included) ends the server and its namespace.
+The server is started when a session opens (`ShellTool.warm`) and kept while the policy is the same;
+its stdout is the pipe every command's output comes through, its status pipe says when a command has
+ended (and everything it started with it). A timeout or a cancel asks the server to SIGTERM everything
+but itself; the SIGKILL after the grace kills the server itself (bwrap with it), and the next command
+starts a new one. Closing the command pipe (openbot's exit or death included) ends the server and its
+namespace.
 """
 
 from __future__ import annotations
