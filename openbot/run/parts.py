@@ -12,6 +12,7 @@ from openbot.agent.budget import Budget
 from openbot.agent.context import ContextKeeper
 from openbot.agent.models.base import ModelBackend
 from openbot.agent.tools.base import Tool
+from openbot.git.gitcmd import end_warmed
 from openbot.redact import Redactor
 from openbot.run.plan import RunPlan
 from openbot.run.protocols import View
@@ -53,15 +54,16 @@ class RunParts:
     def record(self) -> RunRecord:
         return self.recorder.record
 
-    def stop_waiting(self) -> None:
-        """The run is ending: a tool's process waiting for a next call (the shell's spare sandbox) is
-        killed before the records are written, not after, so its start-up takes no core from them; the
-        runner's `_close_tools` reaps it."""
+    def ending(self) -> None:
+        """The run is ending: a tool's process waiting for a next call (the shell's sandbox server or
+        spare) is killed before the records are written, so it dies while they are (`_close_tools` reaps
+        it); the end's imports started on a thread are waited for (`warm_end`)."""
         for tool in self.tools:
             stop = getattr(tool, "stop_waiting", None)
             if stop is not None:
                 with contextlib.suppress(Exception):  # nothing here may keep the session's record away
                     stop()
+        end_warmed()
 
     def save_totals(self, *, final: bool = False) -> None:
         """The run record's tokens and cost: earlier invocations plus this one's budget so far."""

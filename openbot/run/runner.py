@@ -22,7 +22,7 @@ from openbot.agent.tools.registry import default_tools
 from openbot.config.skills import Skill, load_skills_checked
 from openbot.errors import EXIT_FAILED, ConfigError, OpenbotError, debug_enabled, exit_code_of
 from openbot.events import EventLog, Notice, NoticeKind, TeeSink
-from openbot.git.gitcmd import warm_pygit2
+from openbot.git.gitcmd import warm_end
 from openbot.run.mcp_servers import start_mcp
 from openbot.run.parts import RunParts
 from openbot.run.plan import RunPlan
@@ -61,8 +61,8 @@ class Runner:
             recorder=self.recorder,
             workspace=Workspace(plan, rec, view, self.notices),
             history=History(paths.history_dir(plan.bot.name, rec.project)),
-            # pygit2 (the WIP commit at the end) imported while the model works, not at the end
-            model=GuardedModel(plan.backend, guard, warm_pygit2 if plan.use_worktree else None),
+            # pygit2 (the WIP commit) and the end's modules imported while the model works
+            model=GuardedModel(plan.backend, guard, warm_end if plan.use_worktree else None),
             tools=default_tools(config.command_timeout_secs, plan.work.tools(config.tools)),
             conversation=Conversation(rec.conversation_path, redactor.redact),
             context=ContextKeeper(plan.window or CONTEXT_WINDOW, server_compaction=plan.server_compaction),

@@ -217,7 +217,7 @@ class Session:
 
     def close(self, error: BaseException | None) -> None:
         if error is not None:  # every stop, error or completion leaving a session ends the run
-            self.parts.stop_waiting()
+            self.parts.ending()
         self.parts.workspace.net.route.to(self.parts.workspace.net.run_log)  # its repeats written here
         if isinstance(error, Completed | Unverified):
             self.completion = error.completion

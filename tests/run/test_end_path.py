@@ -69,3 +69,51 @@ def test_a_run_without_notify_targets_imports_no_notifier(tmp_path: Path, repo: 
 
     assert out.returncode == 0, out.stderr
     assert seen.read_text() == "[]"
+
+
+LATE_IMPORTS = """\
+import atexit, sys, threading
+out = sys.argv.pop(1)
+late = []
+class Spy:
+    ended = False
+    def find_spec(self, name, path=None, target=None):
+        if Spy.ended and threading.current_thread().name not in ("openbot-warm-end", "openbot-pygit2"):
+            late.append(name)
+        return None
+sys.meta_path.insert(0, Spy())
+import openbot.run.session as session
+close = session.Session.close
+def closing(self, error):
+    Spy.ended = Spy.ended or error is not None  # the session that ends the run
+    return close(self, error)
+session.Session.close = closing
+def note(out=out, late=late, open=open):
+    with open(out, "w") as f:
+        f.write(repr(sorted(late)))
+atexit.register(note)
+sys.argv[0] = "openbot"
+from openbot.cli.app import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("action", ["discard", "review"])
+def test_the_end_imports_no_git_module_after_the_model_s_last_word(
+    tmp_path: Path, repo: Path, action: str
+) -> None:
+    """pygit2, the homecoming and the action are imported on a thread while the model works, and the
+    end waits for that thread rather than importing any of them itself (on its main thread or the one
+    that saves the work) after the last word."""
+    work = "echo hi > note.txt && git add note.txt && git commit -qm note && echo x > scratch.txt"
+    make_bot("late", [reply("", shell(work)), reply("", complete("noted", action=action))])
+    wrapper, seen = tmp_path / "openbot-wrapper.py", tmp_path / "late.txt"
+    wrapper.write_text(LATE_IMPORTS)
+    out = subprocess.run(
+        [sys.executable, str(wrapper), str(seen), "run", "late"],
+        cwd=repo, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    assert out.returncode == 0, out.stderr
+    late = eval(seen.read_text())
+    assert [m for m in late if m == "pygit2" or m.startswith("openbot.git.")] == []
