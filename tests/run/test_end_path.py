@@ -6,6 +6,7 @@ run has imported when it leaves.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import complete, make_bot, reply, shell
+from tests.helpers import complete, make_bot, reply, shell, wait_for
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
@@ -117,3 +118,24 @@ def test_the_end_imports_no_git_module_after_the_model_s_last_word(
     assert out.returncode == 0, out.stderr
     late = eval(seen.read_text())
     assert [m for m in late if m == "pygit2" or m.startswith("openbot.git.")] == []
+
+
+def test_the_trash_s_rm_runs_at_the_lowest_priority(tmp_path: Path, repo: Path) -> None:
+    """The detached rm of the run's trash starts while openbot still writes its records and says how the
+    run ended; at nice 19 it takes next to no core from them (or from a neighbour): it ran at openbot's
+    own priority. A shim `rm` first on PATH logs its nice value (/proc's field 19)."""
+    log, shim = tmp_path / "rm.log", tmp_path / "bin" / "rm"
+    shim.parent.mkdir()
+    policy = f"awk '{{print $19}}' /proc/$$/stat >> \"{log}\""
+    shim.write_text(f'#!/bin/sh\n{policy}\nexec {shutil.which("rm")} "$@"\n')
+    shim.chmod(0o755)
+    make_bot("tidy", [reply("", shell("echo hi > x.txt")), reply("", complete("done", action="discard"))])
+    env = {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}"}
+    out = subprocess.run(
+        [sys.executable, "-m", "openbot", "run", "tidy"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    assert out.returncode == 0, out.stderr
+    wait_for(lambda: log.exists() and log.read_text().endswith("\n"))
+    assert log.read_text().split() == ["19"]
