@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,21 @@ _DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO or a device must not wait for a writer; it is then refused as not regular.
 _FILE_NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1 << 16
+
+
+_SUPERSEDED = threading.local()
+
+
+@contextlib.contextmanager
+def superseded() -> Iterator[None]:
+    """Records written in here (this thread) are written again, durably, before openbot exits (the
+    session that ends a run, then the run's end): they are not fsynced. A crash of openbot still finds
+    them whole in the page cache; only the machine's crash in those milliseconds loses them."""
+    _SUPERSEDED.on = True
+    try:
+        yield
+    finally:
+        _SUPERSEDED.on = False
 
 
 def _fsync_dir(path: Path) -> None:
@@ -56,12 +72,15 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        durable = not getattr(_SUPERSEDED, "on", False)
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        if durable:
+            _fsync_dir(path.parent)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

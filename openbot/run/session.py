@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -34,7 +35,7 @@ from openbot.agent.turn import Turn, TurnLimits, TurnResult
 from openbot.config.skills import Skill
 from openbot.errors import OpenbotError
 from openbot.events import Error, EventLog, Notice, SessionEnded, SessionStarted, TeeSink, UserInput
-from openbot.files import write_atomic
+from openbot.files import superseded, write_atomic
 from openbot.run.parts import RunParts
 from openbot.run.stopped_summary import STOPPED, session_summary
 from openbot.state.history import SessionMeta
@@ -228,8 +229,9 @@ class Session:
             self.sink.emit(Error(message=self.reason, kind=type(error).__name__))
         elif error is not None:
             self.status, self.reason = "failed", f"{type(error).__name__}: {error}"
-        try:
-            self._record(time.monotonic() - self.started)
+        try:  # a run's last session: its records are written again, durably, by the run's end
+            with superseded() if error is not None else contextlib.nullcontext():
+                self._record(time.monotonic() - self.started)
         finally:
             self.sink.emit(SessionEnded(status=self.status, reason=self.reason))
             self.log.close()

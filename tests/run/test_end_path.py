@@ -139,3 +139,26 @@ def test_the_trash_s_rm_runs_at_the_lowest_priority(tmp_path: Path, repo: Path) 
     assert out.returncode == 0, out.stderr
     wait_for(lambda: log.exists() and log.read_text().endswith("\n"))
     assert log.read_text().split() == ["19"]
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_the_end_fsyncs_each_record_once(tmp_path: Path, repo: Path) -> None:
+    """After the model's last word: the conversation, then metadata.json and run.json once each (the
+    file and its directory), durable before exit. The session that ends the run wrote both durably too,
+    right before the run's end wrote them again (9 fsyncs, each a wait on a shared disk)."""
+    make_bot("synced", [reply("", shell("echo hi > x.txt")), reply("", complete("done", action="discard"))])
+    trace = tmp_path / "strace.log"
+    out = subprocess.run(  # the main thread only: the records are its work
+        ["strace", "-qq", "-s", "200", "-o", str(trace), "-e", "trace=fsync,write,rename",
+         sys.executable, "-m", "openbot", "run", "synced"],
+        cwd=repo, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    assert out.returncode == 0, out.stderr
+    calls = trace.read_text().replace('\\"', '"').splitlines()
+    [said] = [i for i, c in enumerate(calls) if '"type": "tool_call"' in c and "session_complete" in c]
+    after = [c for c in calls[said:] if c.startswith(("fsync(", "rename("))]
+    renamed = [c.split('"')[3].rsplit("/", 1)[-1] for c in after if c.startswith("rename(")]
+    assert renamed[-2:] == ["metadata.json", "run.json"]  # the run's end: the last, durable writes
+    assert [c.split("(")[0] for c in after[-6:]] == ["fsync", "rename", "fsync"] * 2
+    assert len([c for c in after if c.startswith("fsync(")]) == 5, "\n".join(after)
