@@ -18,7 +18,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from openbot.agent.checkfail import explain, tail
+from openbot.agent.checkfail import TAIL_CHARS, explain, tail
 from openbot.agent.edits import Edit, Parsed, parse_reply, path_in, repair, replace_once
 from openbot.agent.models.base import ModelReply, ModelRequest
 from openbot.agent.replies import Verdict
@@ -47,6 +47,12 @@ NOTHING_YET = "[openbot] You said DONE, but no file has changed yet. "
 LOST = "are gone"
 AGAIN = "Send that file again, whole: the old lines that should stay and yours."
 CUT = "the reply was cut at its length limit: the files whose blocks closed in it are applied"
+FAILED = "[openbot] the check "
+NOW = "Before any change, the check "
+FIX = "Fix it: reply with the corrected file(s)."
+# a .pyc written before an edit in the same second, of the same size, would be taken as current
+NO_PYC = "export PYTHONDONTWRITEBYTECODE=1\n"
+BEFORE_TAIL = 1_200  # the first message's share: ~300 tokens, ~8 s of a small local model's reading
 ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
 
 
@@ -155,17 +161,22 @@ class EditMode:
         )
         return f"[openbot] ran `{_short(commands[0])}`: {_head(out)}\n{tail(_body(out))}{later}"
 
-    def _check(self, ctx: ToolContext, step: int) -> str | None:
+    def before(self, ctx: ToolContext) -> str:
+        """The check once before the first reply, for the first message: what fails now and where, so
+        that the model's first answer aims at it ("" when it passes, or there is no check)."""
+        failed = self._check(ctx, 0, BEFORE_TAIL, NO_PYC)
+        return failed.removesuffix(FIX).replace(FAILED, NOW, 1).strip() if failed else ""
+
+    def _check(self, ctx: ToolContext, step: int, limit: int = TAIL_CHARS, before: str = "") -> str | None:
         """The check after an edit: None when every command passed, else what failed."""
         for n, command in enumerate(self.checks, 1):
-            input: dict[str, object] = {"command": command, "timeout_secs": self.check_timeout_secs}
+            input: dict[str, object] = {"command": before + command, "timeout_secs": self.check_timeout_secs}
             out = self._run("shell", input, ctx, f"check_{step}_{n}")
             if _exit_code(out) != 0:
                 where = explain(_body(out), ctx.workdir, self.files)
                 return (
-                    f"[openbot] the check `{_short(command)}` failed ({_head(out)}):\n```\n"
-                    f"{tail(_body(out))}\n```\n{where + chr(10) if where else ''}"
-                    "Fix it: reply with the corrected file(s)."
+                    f"{FAILED}`{_short(command)}` failed ({_head(out)}):\n```\n"
+                    f"{tail(_body(out), limit)}\n```\n{where + chr(10) if where else ''}{FIX}"
                 )
         return None
 

@@ -59,6 +59,7 @@ _LANGS |= {".toml": "toml", ".json": "json", ".yml": "yaml", ".yaml": "yaml", ".
 _TOKEN = re.compile(r"[\w./-]*[\w/]")
 _NAMED = re.compile(r"\bfile\s+(?:named|called)\s+[`'\"]?([\w][\w./-]*)")
 _FILE_NAME = re.compile(r"[\w-]{2,}\.[A-Za-z][A-Za-z0-9]{0,5}|\.[A-Za-z][\w.-]+")
+_MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 MAX_LISTED = 50
 LONG_LINES = (
     80  # a shown file longer than this is changed by SEARCH/REPLACE: written whole, it is slow and cut
@@ -78,7 +79,8 @@ class Shown:
 
 
 def named_files(text: str, files: set[str]) -> list[str]:
-    """The checkout's files `text` names, in the order named: by path, or by a name only one file has."""
+    """The checkout's files `text` names, in the order named: by path, by a name only one file has, or
+    by a dotted module name."""
     by_name: dict[str, list[str]] = {}
     for f in sorted(files):
         by_name.setdefault(PurePosixPath(f).name, []).append(f)
@@ -88,9 +90,20 @@ def named_files(text: str, files: set[str]) -> list[str]:
         hit = token if token in files else None
         if hit is None and len(by_name.get(token, [])) == 1 and ("." in token or "/" in token):
             hit = by_name[token][0]
+        if hit is None and _MODULE.fullmatch(token):  # `pkg.mod` as Python names it
+            hit = _module_file(token, files)
         if hit and hit not in named:
             named.append(hit)
     return named
+
+
+def _module_file(dotted: str, files: set[str]) -> str | None:
+    """The file of a dotted module name (`cachetools.func`): `a/b.py` or `a/b/__init__.py`, at the top or
+    under `src/`, when exactly one exists — a commit message names a module as code imports it."""
+    stem = dotted.replace(".", "/")
+    found = [f"{top}{stem}{end}" for top in ("", "src/") for end in (".py", "/__init__.py")]
+    hits = [f for f in found if f in files]
+    return hits[0] if len(hits) == 1 else None
 
 
 def new_files(text: str, files: set[str]) -> list[str]:
@@ -146,14 +159,16 @@ def show_files(task: str, root: Path, files: set[str], window: int) -> Shown:
     return shown
 
 
-def first_message(task: str, shown: Shown, checks: tuple[str, ...]) -> str:
-    """The files, what openbot does with an edit, then the task: last, where a small model looks."""
+def first_message(task: str, shown: Shown, checks: tuple[str, ...], failing: str = "") -> str:
+    """The files, what openbot does with an edit (and what its check says now), then the task: last,
+    where a small model looks."""
     after = "After each reply openbot saves and commits the files you wrote"
     if checks:
         after += f", then runs {', '.join(f'`{c}`' for c in checks)} and tells you what failed"
+    after += f".\n\n{failing.rstrip()}" if failing else "."
     files = shown.text or "(the repository has no files yet)"
     reminder = REMINDER + (LONG.format(", ".join(shown.long)) if shown.long else "")
-    return f"# Files\n{files}\n\n# Check\n{after}.\n\n# Task\n{task.strip()}\n\n{reminder}\n"
+    return f"# Files\n{files}\n\n# Check\n{after}\n\n# Task\n{task.strip()}\n\n{reminder}\n"
 
 
 def _block(path: str, text: str) -> str:

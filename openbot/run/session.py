@@ -51,6 +51,7 @@ class Session:
         self.completion: Completion | None = None  # session_complete's, carried by the stop that ends the run
         self.agent_turn: Turn | None = None
         self.shown, self.files = Shown(), set[str]()  # work_mode "edits": the first message's files
+        self.edits = EditMode([])  # work_mode "edits": made with the first message (its check runs then)
 
     def __enter__(self) -> Session:
         self.open()
@@ -118,7 +119,11 @@ class Session:
         self.shown = show_files(f"{plan.task}\n{plan.instructions}", workdir, self.files, p.context.window)
         short = len(plan.instructions) <= 2000  # said last again, where a small model looks
         task = plan.task.strip() or (plan.instructions if short else "Carry out your instructions (above).")
-        return first_message(task, self.shown, plan.verify.commands)
+        verify, shown = plan.verify, self.shown
+        self.edits = EditMode(
+            p.tools, verify.commands, verify.timeout_secs, shown.in_chat, self.files, shown.new
+        )
+        return first_message(task, shown, verify.commands, self.edits.before(self.ctx))
 
     def _prompt_parts(self) -> PromptParts:
         """What the system prompt is built from; with tool_protocol "text", the tools described in it."""
@@ -183,11 +188,7 @@ class Session:
         plan = self.parts.plan
         if plan.work.mode != "edits":
             return Turn
-        verify, shown = plan.verify, self.shown
-        edits = EditMode(
-            self.parts.tools, verify.commands, verify.timeout_secs, shown.in_chat, self.files, shown.new
-        )
-        return functools.partial(EditTurn, edits=edits)
+        return functools.partial(EditTurn, edits=self.edits)
 
     def _run_verified(self, turn: Turn) -> TurnResult:
         """The turn; a session_complete that openbot's check refuses is answered in a next turn."""

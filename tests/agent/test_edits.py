@@ -95,6 +95,13 @@ def test_the_files_a_task_names_and_the_new_ones() -> None:
     assert new_files(task, FILES) == ["AUTHORS", "docs/usage.md"]
 
 
+def test_a_dotted_module_name_names_its_file() -> None:
+    files = {"cachetools/__init__.py", "cachetools/func.py", "src/isodate/isotzinfo.py", "setup.py"}
+    task = "Fix #163: Support user_function with cachetools.func decorators; see isodate.isotzinfo."
+    assert named_files(task, files) == ["cachetools/func.py", "src/isodate/isotzinfo.py"]
+    assert named_files("Use cachetools for it, e.g. os.path.join.", files) == []
+
+
 def test_the_commit_message_is_the_first_line_of_prose() -> None:
     reply = "calc.py\n```python\nx = 1\n```\nSet x to 1.\nDONE"
     assert commit_message(reply, ["calc.py"]) == "Set x to 1."

@@ -216,3 +216,41 @@ def test_done_with_nothing_changed_is_questioned_in_the_edits_words(tmp_path: Pa
     assert sum("You said DONE, but no file has changed yet" in t for t in said) == 1
     assert sum("DONE was not accepted yet: nothing in the repository changed" in t for t in said) == 1
     assert not any("session_complete" in t for t in said)
+
+
+def test_the_check_runs_once_before_the_first_request_and_its_failure_is_in_the_first_message(
+    tmp_path: Path,
+) -> None:
+    """A small model told only the task guessed at the file and the fix; the check's failure before any
+    change says what fails and where (a commit message as the task: "Support user_function ...")."""
+    repo = make_repo(
+        tmp_path / "proj",
+        {
+            "config.py": "X = 1\nY = 2\n",
+            "test_config.py": "import config\n\nassert config.X == 5, f'X is {config.X}, want 5'\n",
+        },
+    )
+    right = reply("Set X to 5.\n\nconfig.py\n```python\nX = 5\nY = 2\n```\n")
+    with FakeOpenAI([right], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_config.py"]')
+        out = run_cli("run", "small", cwd=repo)
+        first = last_user_text(api.bodies[0])
+    assert out.returncode == 0, out.stderr
+    assert "Before any change, the check `python3 test_config.py` failed (exit code: 1)" in first
+    assert "The error: `AssertionError: X is 1, want 5`" in first
+    assert "It points at test_config.py line 3:" in first  # the line, shown with its neighbours
+    assert first.index("Before any change") < first.index("# Task")  # the task stays last
+    [session] = sessions("small")
+    calls = [e for e in events(session) if e.get("type") == "tool_call"]
+    assert [c["id"] for c in calls][:1] == ["check_0_1"]  # on the record, as each check after an edit
+
+
+def test_a_check_that_passes_before_any_change_adds_nothing_to_the_first_message(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    right = reply("Set X to 5.\n\nconfig.py\n```python\nX = 5\nY = 2\n```\n")
+    with FakeOpenAI([right], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["true"]')
+        out = run_cli("run", "small", cwd=repo)
+        first = last_user_text(api.bodies[0])
+    assert out.returncode == 0, out.stderr
+    assert "Before any change" not in first and "# Check\n" in first
