@@ -84,7 +84,7 @@ def test_a_failed_check_names_the_error_and_shows_the_line_it_points_at(tmp_path
     )
     out = run_cli("run", "e", cwd=repo)
     assert out.returncode == 0, out.stderr
-    [told] = [t for t in conversation_texts("e") if "the check `python3 -m unittest` failed" in t]
+    [told] = [t for t in conversation_texts("e") if "[openbot] the check `python3 -m unittest` failed" in t]
     error = (
         "The error: `ImportError: cannot import name 'slugify' from partially initialized module 'textutil'"
     )
