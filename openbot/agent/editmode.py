@@ -91,8 +91,8 @@ class EditMode:
         failed = self._check(ctx, step) if changed and self.checks else None
         if failed:
             return "\n\n".join([*notes, failed])
-        lost = any(LOST in note for note in notes)  # the model is asked first, even when it said DONE
-        if (changed and self.checks) or (parsed.done and not parsed.commands and not lost):
+        lost = any(LOST in note for note in notes)  # asked first, even when it said DONE or the check passed
+        if not lost and (changed and self.checks or parsed.done and not parsed.commands):
             raise Completed(Completion(summary(text, changed, bool(self.checks)), "review"))
         if parsed.edits and not changed and self.applied and not parsed.commands:
             raise Completed(Completion(summary(text, [], False), "review"))  # nothing left to change

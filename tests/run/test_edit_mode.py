@@ -254,3 +254,29 @@ def test_a_check_that_passes_before_any_change_adds_nothing_to_the_first_message
         first = last_user_text(api.bodies[0])
     assert out.returncode == 0, out.stderr
     assert "Before any change" not in first and "# Check\n" in first
+
+
+def test_a_whole_file_that_drops_the_old_lines_is_asked_about_even_when_the_check_passes(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B model answered 'add slugify' with a textutil.py holding only slugify: the check (the new
+    function's test) passed and the run ended verified with shout() gone."""
+    repo = make_repo(
+        tmp_path / "proj",
+        {
+            "textutil.py": 'def shout(text):\n    return text.upper() + "!"\n',
+            "test_textutil.py": "from textutil import slugify\n\nassert slugify('A b') == 'a-b'\n",
+        },
+    )
+    slug = 'def slugify(text):\n    return "-".join(word.lower() for word in text.split())\n'
+    only = reply(f"Add slugify.\n\ntextutil.py\n```python\n{slug}```\n")
+    both = reply(
+        f'Both.\n\ntextutil.py\n```python\ndef shout(text):\n    return text.upper() + "!"\n\n\n{slug}```\n'
+    )
+    with FakeOpenAI([only, both], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_textutil.py"]')
+        out = run_cli("run", "small", cwd=repo)
+        second = last_user_text(api.bodies[1]) if len(api.bodies) > 1 else ""
+    assert out.returncode == 0, out.stderr
+    assert "2 of its 2 lines are gone" in second and "Send that file again" in second
+    assert "def shout(text):" in show(repo, "textutil.py") and "def slugify" in show(repo, "textutil.py")
