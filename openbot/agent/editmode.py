@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from openbot.agent.checkfail import TAIL_CHARS, explain, tail
-from openbot.agent.edits import Edit, Parsed, parse_reply, path_in, repair, replace_once
+from openbot.agent.edits import Edit, Parsed, commit_message, parse_reply, repair, replace_once, summary
 from openbot.agent.models.base import ModelReply, ModelRequest
 from openbot.agent.replies import Verdict
 from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
@@ -53,6 +53,11 @@ FIX = "Fix it: reply with the corrected file(s)."
 # a .pyc written before an edit in the same second, of the same size, would be taken as current
 NO_PYC = "export PYTHONDONTWRITEBYTECODE=1\n"
 BEFORE_TAIL = 1_200  # the first message's share: ~300 tokens, ~8 s of a small local model's reading
+UNCHANGED = (
+    "[openbot] What you sent is the file as it is now: nothing changed, and the check still fails.\n{}\n"
+    "Change the lines that make it fail: write the file's path, then only those lines as <<<<<<< SEARCH "
+    "(the lines now in the file) ======= (the new lines) >>>>>>> REPLACE."
+)
 ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
 
 
@@ -67,6 +72,7 @@ class EditMode:
     files: set[str] = field(default_factory=set)  # the checkout's files, for repairing paths
     new: list[str] = field(default_factory=list)  # files the task names that do not exist yet
     told: bool = False  # the format was explained after a reply with nothing in it
+    failing: str = ""  # what the check's last failure said (the error, the line it points at)
     applied: bool = False  # an edit of this session was committed
     whole: WholeFiles = field(default_factory=WholeFiles)
 
@@ -96,8 +102,15 @@ class EditMode:
             raise Completed(Completion(summary(text, changed, bool(self.checks)), "review"))
         if parsed.edits and not changed and self.applied and not parsed.commands:
             raise Completed(Completion(summary(text, [], False), "review"))  # nothing left to change
-        ask = AGAIN if lost else ASK_DONE if changed else ""
+        ask = AGAIN if lost else ASK_DONE if changed else self._unchanged(parsed)
         return "\n\n".join([*notes, ask] if ask else notes)
+
+    def _unchanged(self, parsed: Parsed) -> str:
+        """After files sent back as they are: the check's failure again, and what to do — a 1.5B model
+        told only "already so" sent the same unchanged 140-line file five times, each 40 s."""
+        if not parsed.edits or parsed.commands or not self.failing:
+            return ""
+        return UNCHANGED.format(self.failing)
 
     def _nothing(self, text: str, parsed: Parsed) -> str:
         """A reply with no edit and no command: the end after committed work (or a second DONE), else
@@ -174,10 +187,12 @@ class EditMode:
             out = self._run("shell", input, ctx, f"check_{step}_{n}")
             if _exit_code(out) != 0:
                 where = explain(_body(out), ctx.workdir, self.files)
+                self.failing = where or f"`{_short(command)}` failed ({_head(out)})"
                 return (
                     f"{FAILED}`{_short(command)}` failed ({_head(out)}):\n```\n"
                     f"{tail(_body(out), limit)}\n```\n{where + chr(10) if where else ''}{FIX}"
                 )
+        self.failing = ""
         return None
 
     def _run(self, name: str, input: dict[str, object], ctx: ToolContext, id: str) -> ToolOutput:
@@ -219,36 +234,6 @@ def _edited(before: str | None, edit: Edit) -> tuple[str, str]:
     if new is None:
         return "", f"the SEARCH lines are not in the file; it holds:\n```\n{tail(before, 4000)}\n```"
     return new, ""
-
-
-def prose(text: str) -> list[str]:
-    """The reply's lines that are words to a reader: not in a fenced or SEARCH/REPLACE block, not a
-    path on its own, not DONE."""
-    out, fence = [], ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        mark = re.match(r"^(`{3,}|~{3,}|<{5,9} ?SEARCH|>{5,9} ?REPLACE)", line)
-        if mark:
-            opened = mark.group(1)
-            closes = line == fence or fence.startswith("<") and opened.startswith(">")
-            fence = "" if fence and closes else fence or opened
-            continue
-        line = line.strip("#*_ ").strip()
-        if not fence and line and line != "DONE" and not path_in(line):
-            out.append(line)
-    return out
-
-
-def commit_message(text: str, changed: list[str]) -> str:
-    """The reply's first line of prose, else what changed."""
-    lines = prose(text)
-    return lines[0][:72] if lines else "Edit " + ", ".join(changed)
-
-
-def summary(text: str, changed: list[str], checked: bool) -> str:
-    said = " ".join(prose(text))[:300]
-    what = f"Changed {', '.join(changed)}; the check passed. " if changed and checked else ""
-    return (what + said).strip() or "Done."
 
 
 def _exit_code(out: ToolOutput) -> int | None:

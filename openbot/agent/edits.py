@@ -199,3 +199,33 @@ def _reindent(replace: list[str], have: str, wrote: str) -> list[str]:
         body = line[len(wrote) :] if line.startswith(wrote) else line.lstrip(" \t")
         out.append(have + body if line.strip() else line)
     return out
+
+
+def prose(text: str) -> list[str]:
+    """The reply's lines that are words to a reader: not in a fenced or SEARCH/REPLACE block, not a
+    path on its own, not DONE."""
+    out, fence = [], ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        mark = re.match(r"^(`{3,}|~{3,}|<{5,9} ?SEARCH|>{5,9} ?REPLACE)", line)
+        if mark:
+            opened = mark.group(1)
+            closes = line == fence or fence.startswith("<") and opened.startswith(">")
+            fence = "" if fence and closes else fence or opened
+            continue
+        line = line.strip("#*_ ").strip()
+        if not fence and line and line != "DONE" and not path_in(line):
+            out.append(line)
+    return out
+
+
+def commit_message(text: str, changed: list[str]) -> str:
+    """The reply's first line of prose, else what changed."""
+    lines = prose(text)
+    return lines[0][:72] if lines else "Edit " + ", ".join(changed)
+
+
+def summary(text: str, changed: list[str], checked: bool) -> str:
+    said = " ".join(prose(text))[:300]
+    what = f"Changed {', '.join(changed)}; the check passed. " if changed and checked else ""
+    return (what + said).strip() or "Done."

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from openbot.agent.editmode import commit_message
 from openbot.agent.editprompt import named_files, new_files
-from openbot.agent.edits import Edit, parse_reply, path_in, repair, replace_once
+from openbot.agent.edits import Edit, commit_message, parse_reply, path_in, repair, replace_once
 
 FILES = {"calc.py", "src/util.py", "pkg/__init__.py", "pkg2/a.py", ".gitignore"}
 

@@ -280,3 +280,27 @@ def test_a_whole_file_that_drops_the_old_lines_is_asked_about_even_when_the_chec
     assert out.returncode == 0, out.stderr
     assert "2 of its 2 lines are gone" in second and "Send that file again" in second
     assert "def shout(text):" in show(repo, "textutil.py") and "def slugify" in show(repo, "textutil.py")
+
+
+def test_a_file_sent_back_unchanged_is_told_the_checks_failure_again_and_what_to_do(tmp_path: Path) -> None:
+    """A 1.5B model given a failing check sent the unchanged 140-line cachetools/func.py back five times;
+    "already so, nothing to change" told it nothing it could act on, and the same context got the same
+    reply."""
+    repo = make_repo(
+        tmp_path / "proj",
+        {
+            "config.py": "X = 1\nY = 2\n",
+            "test_config.py": "import config\n\nassert config.X == 5, f'X is {config.X}, want 5'\n",
+        },
+    )
+    same = reply("Here.\n\nconfig.py\n```python\nX = 1\nY = 2\n```\n")
+    right = reply("Set X.\n\nconfig.py\n<<<<<<< SEARCH\nX = 1\n=======\nX = 5\n>>>>>>> REPLACE\n")
+    with FakeOpenAI([same, right], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_config.py"]')
+        out = run_cli("run", "small", cwd=repo)
+        second = last_user_text(api.bodies[1])
+    assert out.returncode == 0, out.stderr
+    assert "config.py: already so, nothing to change" in second
+    assert "What you sent is the file as it is now: nothing changed, and the check still fails." in second
+    assert "The error: `AssertionError: X is 1, want 5`" in second and "<<<<<<< SEARCH" in second
+    assert show(repo, "config.py") == "X = 5\nY = 2"
