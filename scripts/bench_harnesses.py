@@ -98,6 +98,8 @@ def run_openbot(item: Item, work: Path, base_url: str, cap_min: float) -> Outcom
     if item.set == "B":
         cwd = REPOS / item.library
         argv += ["--from-history", "200", "--tasks", item.sha, "--check", item.task.check]
+        # the task's test as the bot's verify: what aider gets as --test-cmd
+        argv += ["--check-as-verify"]
         argv += ["--max-minutes", str(cap_min)]
     else:
         cwd = work

@@ -24,9 +24,9 @@ def explain(output: str, root: Path, files: set[str]) -> str:
     lines = [line.rstrip() for line in output.splitlines()]
     errors = [line.strip().removeprefix("E").strip() for line in lines if _ERROR.match(line.strip())]
     parts = [f"The error: `{errors[-1][:300]}`"] if errors else []
-    place = _place(output, root, files)
-    if place:
-        path, number = place
+    spot = place(output, root, files)
+    if spot:
+        path, number = spot
         parts.append(f"It points at {path} line {number}:\n```\n{_around(root, path, number)}\n```")
     return "\n".join(parts)
 
@@ -36,7 +36,7 @@ def tail(text: str, limit: int = TAIL_CHARS) -> str:
     return text if len(text) <= limit else "[...]\n" + text[-limit:]
 
 
-def _place(output: str, root: Path, files: set[str]) -> tuple[str, int] | None:
+def place(output: str, root: Path, files: set[str]) -> tuple[str, int] | None:
     """The last frame in a file of the checkout (a path as the sandbox wrote it, made relative)."""
     found = None
     base = str(root.resolve()).rstrip("/") + "/"

@@ -18,15 +18,16 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from openbot.agent.checkfail import TAIL_CHARS, explain, tail
+from openbot.agent.checkfail import TAIL_CHARS, explain, place, tail
 from openbot.agent.edits import Edit, Parsed, commit_message, parse_reply, repair, replace_once, summary
+from openbot.agent.focus import Focus, focus
 from openbot.agent.models.base import ModelReply, ModelRequest
 from openbot.agent.replies import Verdict
 from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
 from openbot.agent.tools.editor import resolve_inside
 from openbot.agent.tools.registry import run_tool
 from openbot.agent.turn import Turn
-from openbot.agent.wholefile import WholeFiles
+from openbot.agent.wholefile import SPLICED, WholeFiles
 from openbot.events import ToolCall
 from openbot.files import read_text_capped
 from openbot.stops import Completed, Completion, StepLimit, Stuck
@@ -45,6 +46,7 @@ def add(a, b):
 To run a command, write it in a ```sh block. When the task is done, reply DONE."""
 NOTHING_YET = "[openbot] You said DONE, but no file has changed yet. "
 LOST = "are gone"
+SAME = "already so"
 AGAIN = "Send that file again, whole: the old lines that should stay and yours."
 CUT = "the reply was cut at its length limit: the files whose blocks closed in it are applied"
 FAILED = "[openbot] the check "
@@ -55,8 +57,14 @@ NO_PYC = "export PYTHONDONTWRITEBYTECODE=1\n"
 BEFORE_TAIL = 1_200  # the first message's share: ~300 tokens, ~8 s of a small local model's reading
 UNCHANGED = (
     "[openbot] What you sent is the file as it is now: nothing changed, and the check still fails.\n{}\n"
+)
+CHANGE_LINES = (
     "Change the lines that make it fail: write the file's path, then only those lines as <<<<<<< SEARCH "
     "(the lines now in the file) ======= (the new lines) >>>>>>> REPLACE."
+)
+CHANGE_FUNCTION = (
+    "Change it: write {path} on a line of its own, then `{name}` alone, whole, with your change, in a fenced "
+    "block (openbot puts it in place of the old one)."
 )
 ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
 
@@ -73,6 +81,7 @@ class EditMode:
     new: list[str] = field(default_factory=list)  # files the task names that do not exist yet
     told: bool = False  # the format was explained after a reply with nothing in it
     failing: str = ""  # what the check's last failure said (the error, the line it points at)
+    about: Focus | None = None  # the function the check's last failure is about (agent/focus.py)
     applied: bool = False  # an edit of this session was committed
     whole: WholeFiles = field(default_factory=WholeFiles)
 
@@ -102,15 +111,18 @@ class EditMode:
             raise Completed(Completion(summary(text, changed, bool(self.checks)), "review"))
         if parsed.edits and not changed and self.applied and not parsed.commands:
             raise Completed(Completion(summary(text, [], False), "review"))  # nothing left to change
-        ask = AGAIN if lost else ASK_DONE if changed else self._unchanged(parsed)
+        ask = AGAIN if lost else ASK_DONE if changed else self._unchanged(parsed, notes)
         return "\n\n".join([*notes, ask] if ask else notes)
 
-    def _unchanged(self, parsed: Parsed) -> str:
+    def _unchanged(self, parsed: Parsed, notes: list[str]) -> str:
         """After files sent back as they are: the check's failure again, and what to do — a 1.5B model
         told only "already so" sent the same unchanged 140-line file five times, each 40 s."""
-        if not parsed.edits or parsed.commands or not self.failing:
+        if not parsed.edits or parsed.commands or not self.failing or not any(SAME in n for n in notes):
             return ""
-        return UNCHANGED.format(self.failing)
+        if self.about is None:
+            return UNCHANGED.format(self.failing) + CHANGE_LINES
+        direction = CHANGE_FUNCTION.format(path=self.about.path, name=self.about.name)
+        return UNCHANGED.format(self.failing) + self.about.shown() + "\n" + direction
 
     def _nothing(self, text: str, parsed: Parsed) -> str:
         """A reply with no edit and no command: the end after committed work (or a second DONE), else
@@ -136,7 +148,7 @@ class EditMode:
                 notes.append(f"{path}{moved}: not changed: {problem}")
                 continue
             if new == before:
-                notes.append(f"{path}{moved}: already so, nothing to change")
+                notes.append(f"{path}{moved}: {SAME}, nothing to change")
                 continue
             input: dict[str, object] = {"command": "create", "path": path, "file_text": new}
             out = self._run("edit", input, ctx, f"edit_{step}_{n}")
@@ -147,7 +159,7 @@ class EditMode:
             self.files.add(path)
             how = "search/replace" if edit.search is not None else said or "whole file"
             notes.append(f"{path}{moved}: written ({how}){_lost(before, new) if edit.search is None else ''}")
-            if edit.search is None:
+            if edit.search is None and not said.startswith(SPLICED):
                 self.whole.seen.add(path)
             if LOST in notes[-1]:
                 both = f"{(before or '').rstrip()}\n{new.rstrip()}"  # what an addition would have made
@@ -178,7 +190,10 @@ class EditMode:
         """The check once before the first reply, for the first message: what fails now and where, so
         that the model's first answer aims at it ("" when it passes, or there is no check)."""
         failed = self._check(ctx, 0, BEFORE_TAIL, NO_PYC)
-        return failed.removesuffix(FIX).replace(FAILED, NOW, 1).strip() if failed else ""
+        if not failed:
+            return ""
+        about = f"\n{self.about.shown()}" if self.about else ""
+        return failed.removesuffix(FIX).replace(FAILED, NOW, 1).strip() + about
 
     def _check(self, ctx: ToolContext, step: int, limit: int = TAIL_CHARS, before: str = "") -> str | None:
         """The check after an edit: None when every command passed, else what failed."""
@@ -188,11 +203,13 @@ class EditMode:
             if _exit_code(out) != 0:
                 where = explain(_body(out), ctx.workdir, self.files)
                 self.failing = where or f"`{_short(command)}` failed ({_head(out)})"
+                spot = place(_body(out), ctx.workdir, self.files)
+                self.about = focus(ctx.workdir, self.files, *spot) if spot else None
                 return (
                     f"{FAILED}`{_short(command)}` failed ({_head(out)}):\n```\n"
                     f"{tail(_body(out), limit)}\n```\n{where + chr(10) if where else ''}{FIX}"
                 )
-        self.failing = ""
+        self.failing, self.about = "", None
         return None
 
     def _run(self, name: str, input: dict[str, object], ctx: ToolContext, id: str) -> ToolOutput:

@@ -54,6 +54,12 @@ LONG = (
     " {} is long: for it, write its path, then only the lines to change, as <<<<<<< SEARCH (the exact "
     "lines now in the file) ======= (the new lines) >>>>>>> REPLACE."
 )
+# a long Python file: the functions changed, each whole (agent/splice.py puts them in place) — a 1.5B model
+# asked for SEARCH/REPLACE copied the whole 150-line file back, unchanged, ~100 s of output each time
+LONG_PY = (
+    " {} is long: for it, write its path, then only the functions you change, each whole from its `def` "
+    "line, in a fenced block (openbot puts each in place of the old one)."
+)
 _LANGS = {".py": "python", ".js": "javascript", ".ts": "typescript", ".sh": "sh", ".md": "markdown"}
 _LANGS |= {".toml": "toml", ".json": "json", ".yml": "yaml", ".yaml": "yaml", ".rs": "rust", ".go": "go"}
 _TOKEN = re.compile(r"[\w./-]*[\w/]")
@@ -167,7 +173,10 @@ def first_message(task: str, shown: Shown, checks: tuple[str, ...], failing: str
         after += f", then runs {', '.join(f'`{c}`' for c in checks)} and tells you what failed"
     after += f".\n\n{failing.rstrip()}" if failing else "."
     files = shown.text or "(the repository has no files yet)"
-    reminder = REMINDER + (LONG.format(", ".join(shown.long)) if shown.long else "")
+    py = [f for f in shown.long if f.endswith(".py")]
+    other = [f for f in shown.long if not f.endswith(".py")]
+    reminder = REMINDER + (LONG_PY.format(", ".join(py)) if py else "")
+    reminder += LONG.format(", ".join(other)) if other else ""
     return f"# Files\n{files}\n\n# Check\n{after}\n\n# Task\n{task.strip()}\n\n{reminder}\n"
 
 

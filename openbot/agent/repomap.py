@@ -68,7 +68,7 @@ def relevant(task: str, root: Path, files: set[str], limit: int = 4) -> list[str
                 score += weight
             if _names(f, term):
                 score += 3 * max(weight, 1.0)
-        scores[f] = score / 2 if _is_test(f) else score
+        scores[f] = score / 2 if is_test(f) else score
     ranked = sorted((s, f) for f, s in scores.items() if s > 0)
     ranked.reverse()
     return [f for s, f in ranked[:limit] if s >= ranked[0][0] / 3]
@@ -85,7 +85,7 @@ def _names(path: str, term: str) -> bool:
     return p.stem.lower() == term or module.endswith(term) and "." in term
 
 
-def _is_test(path: str) -> bool:
+def is_test(path: str) -> bool:
     p = PurePosixPath(path)
     return (
         p.name.startswith("test") or p.stem.endswith("_test") or any(d in ("tests", "test") for d in p.parts)

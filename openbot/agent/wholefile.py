@@ -9,6 +9,8 @@ refused. The rule, as docs/MODELS.md says it:
   more, and has no line like one of them (difflib's ratio under 0.6: a rename is a change), is a small
   model writing only what it adds (a `.gitignore` line): it is added at the file's end, and said; the
   same file sent again replaces the old one, as the model then means it.
+- **functions, put in place**: a Python file's functions sent alone replace those of their names
+  (agent/splice.py), seen or not: each was written whole.
 - **cut off, not written**: a whole file or a REPLACE whose block never closed (the reply ended at its
   output limit) is not written: half a file would replace a whole one.
 """
@@ -19,7 +21,9 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from openbot.agent.edits import Edit
+from openbot.agent.splice import splice
 
+SPLICED = "functions put in place"
 SIMILAR = 0.6  # a new line this like an old one is that line changed, not an addition
 SHOW_CHARS = 6_000  # an unseen file shown whole up to this (~1,500 tokens), else named with how to read it
 SEARCH_HOW = (
@@ -45,6 +49,9 @@ class WholeFiles:
             )
         if edit.search is not None:
             return None, ""
+        spliced = splice(before, edit.text) if before is not None and path.endswith(".py") else None
+        if spliced is not None:  # the functions it changes, each put in place (agent/splice.py)
+            return spliced.text, f"{SPLICED}: {', '.join(spliced.names)}"
         if before is None or path in self.seen and not _kept_nothing(before, edit.text):
             return edit.text, ""
         if path not in self.seen:

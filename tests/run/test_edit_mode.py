@@ -304,3 +304,101 @@ def test_a_file_sent_back_unchanged_is_told_the_checks_failure_again_and_what_to
     assert "What you sent is the file as it is now: nothing changed, and the check still fails." in second
     assert "The error: `AssertionError: X is 1, want 5`" in second and "<<<<<<< SEARCH" in second
     assert show(repo, "config.py") == "X = 5\nY = 2"
+
+
+TIMES = '''"""Times."""
+from decimal import Decimal
+
+LIMIT = 10
+
+
+def parse_time(text):
+    """The microseconds of `text`, rounded."""
+    second = Decimal(text).quantize(Decimal(".000001"))
+    return int((second - int(second)) * 1000000)
+
+
+def shout(text):
+    return text.upper()
+'''
+TIMES_TEST = """import unittest
+
+from times import parse_time
+
+
+class T(unittest.TestCase):
+    def test_round_down(self):
+        got = parse_time("1.1234567")
+        self.assertEqual(got, 123456)
+
+
+unittest.main()
+"""
+
+
+def test_the_function_a_failing_test_calls_is_in_the_first_message(tmp_path: Path) -> None:
+    """isodate 89f80896e0: the check's failure pointed at a test's `assertEqual`; the function to change
+    (`parse_time`, called the line above) was never named, and a 1.5B model sent the whole file back
+    unchanged three times."""
+    repo = make_repo(tmp_path / "proj", {"times.py": TIMES, "test_times.py": TIMES_TEST})
+    done = reply("DONE")
+    with FakeOpenAI([done, done], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_times.py"]')
+        run_cli("run", "small", cwd=repo)
+        first = last_user_text(api.bodies[0])
+    assert "It points at test_times.py line 9:" in first
+    shown = first[first.index("The code it is about:") :]
+    assert shown.startswith("The code it is about: `parse_time` in times.py (line 7):\ntimes.py\n```python\n")
+    assert "def parse_time(text):" in shown and "def shout" not in shown.split("```")[1]
+
+
+def test_a_function_sent_alone_is_put_in_place_of_the_old_one(tmp_path: Path) -> None:
+    """A long file's changed function, sent alone, replaces the one of its name; the rest of the file
+    stays (before, it was refused as a whole file that drops most of the old lines)."""
+    repo = make_repo(tmp_path / "proj", {"times.py": TIMES, "test_times.py": TIMES_TEST})
+    fix = reply(
+        "Round down.\n\ntimes.py\n```python\nfrom decimal import ROUND_FLOOR\n\n\ndef parse_time(text):\n"
+        '    second = Decimal(text).quantize(Decimal(".000001"), rounding=ROUND_FLOOR)\n'
+        "    return int((second - int(second)) * 1000000)\n```\n"
+    )
+    with FakeOpenAI([fix], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_times.py"]')
+        out = run_cli("run", "small", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    now = show(repo, "times.py")
+    assert "rounding=ROUND_FLOOR" in now and "from decimal import ROUND_FLOOR" in now
+    assert "def shout(text):\n    return text.upper()" in now and "LIMIT = 10" in now
+    assert '"""The microseconds of `text`, rounded."""' not in now  # the old function is gone whole
+
+
+def test_an_unchanged_file_is_asked_for_the_function_the_failure_is_about(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "proj", {"times.py": TIMES, "test_times.py": TIMES_TEST})
+    same = reply(f"Here.\n\ntimes.py\n```python\n{TIMES}```\n")
+    with FakeOpenAI([same, reply("DONE")], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_times.py"]')
+        run_cli("run", "small", cwd=repo)
+        second = last_user_text(api.bodies[1])
+    assert "times.py: already so, nothing to change" in second
+    assert "The code it is about: `parse_time` in times.py (line 7):" in second
+    assert "write times.py on a line of its own, then `parse_time` alone, whole, with your change" in second
+
+
+def test_a_refused_file_is_not_called_unchanged(tmp_path: Path) -> None:
+    """A whole file the model has not seen is refused; "what you sent is the file as it is now" was said
+    of it too, which was false."""
+    repo = make_repo(
+        tmp_path / "proj",
+        {"config.py": "X = 1\nY = 2\n", "test_config.py": "import config\n\nassert config.X == 5\n"},
+    )
+    big = "".join(f"V{n} = {n}\n" for n in range(2000))
+    git(repo, "add", "-A")
+    (repo / "other.py").write_text(big)
+    git(repo, "add", "other.py")
+    git(repo, "commit", "-q", "-m", "other")
+    blind = reply("Here.\n\nother.py\n```python\nV1 = 2\n```\n")
+    with FakeOpenAI([blind, reply("DONE")], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_config.py"]\ncontext_window = 8192')
+        run_cli("run", "small", cwd=repo)
+        second = last_user_text(api.bodies[1])
+    assert "other.py: not changed: you have not seen this file" in second
+    assert "What you sent is the file as it is now" not in second
