@@ -27,7 +27,7 @@ from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
 from openbot.agent.tools.editor import resolve_inside
 from openbot.agent.tools.registry import run_tool
 from openbot.agent.turn import Turn
-from openbot.agent.wholefile import SPLICED, WholeFiles
+from openbot.agent.wholefile import LOST, SPLICED, WholeFiles, lost
 from openbot.events import ToolCall
 from openbot.files import read_text_capped
 from openbot.stops import Completed, Completion, StepLimit, Stuck
@@ -45,7 +45,6 @@ def add(a, b):
 
 To run a command, write it in a ```sh block. When the task is done, reply DONE."""
 NOTHING_YET = "[openbot] You said DONE, but no file has changed yet. "
-LOST = "are gone"
 SAME = "already so"
 AGAIN = "Send that file again, whole: the old lines that should stay and yours."
 CUT = "the reply was cut at its length limit: the files whose blocks closed in it are applied"
@@ -158,7 +157,7 @@ class EditMode:
             changed.append(path)
             self.files.add(path)
             how = "search/replace" if edit.search is not None else said or "whole file"
-            notes.append(f"{path}{moved}: written ({how}){_lost(before, new) if edit.search is None else ''}")
+            notes.append(f"{path}{moved}: written ({how}){lost(before, new) if edit.search is None else ''}")
             if edit.search is None and not said.startswith(SPLICED):
                 self.whole.seen.add(path)
             if LOST in notes[-1]:
@@ -215,18 +214,6 @@ class EditMode:
     def _run(self, name: str, input: dict[str, object], ctx: ToolContext, id: str) -> ToolOutput:
         ctx.sink.emit(ToolCall(id=id, name=name, input=input))
         return run_tool(self.tools, name, input, ctx, id)
-
-
-def _lost(before: str | None, after: str) -> str:
-    """What a whole file dropped of the old one, when it is most of it (a model that wrote only the line
-    it adds): said, so that the model can send the whole file again. A one-line file's line replaced is
-    a change, not a loss: offered as an addition, a 1.5B model took it ("Hello" kept beside "Goodbye")."""
-    old = [line for line in (before or "").splitlines() if line.strip()]
-    gone = [line for line in old if line not in after.splitlines()]
-    if len(old) < 2 or not gone or len(gone) * 2 <= len(old):
-        return ""
-    shown = ", ".join(f"`{line.strip()[:60]}`" for line in gone[:5]) + (", ..." if gone[5:] else "")
-    return f"; {len(gone)} of its {len(old)} lines {LOST} ({shown}): a whole file replaces all of the old one"
 
 
 def _current(ctx: ToolContext, path: str) -> str | None:

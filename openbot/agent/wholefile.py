@@ -24,6 +24,7 @@ from openbot.agent.edits import Edit
 from openbot.agent.splice import splice
 
 SPLICED = "functions put in place"
+LOST = "are gone"
 SIMILAR = 0.6  # a new line this like an old one is that line changed, not an addition
 SHOW_CHARS = 6_000  # an unseen file shown whole up to this (~1,500 tokens), else named with how to read it
 SEARCH_HOW = (
@@ -86,3 +87,15 @@ def _kept_nothing(before: str, after: str) -> bool:
     if len(old) < 2 or not new or old & new or len(old) * len(new) > 20_000:
         return False
     return not any(SequenceMatcher(None, a, b).ratio() >= SIMILAR for a in new for b in old)
+
+
+def lost(before: str | None, after: str) -> str:
+    """What a whole file dropped of the old one, when it is most of it (a model that wrote only the line
+    it adds): said, so that the model can send the whole file again. A one-line file's line replaced is
+    a change, not a loss: offered as an addition, a 1.5B model took it ("Hello" kept beside "Goodbye")."""
+    old = [line for line in (before or "").splitlines() if line.strip()]
+    gone = [line for line in old if line not in after.splitlines()]
+    if len(old) < 2 or not gone or len(gone) * 2 <= len(old):
+        return ""
+    shown = ", ".join(f"`{line.strip()[:60]}`" for line in gone[:5]) + (", ..." if gone[5:] else "")
+    return f"; {len(gone)} of its {len(old)} lines {LOST} ({shown}): a whole file replaces all of the old one"
