@@ -95,7 +95,7 @@ def test_a_failed_check_names_the_error_and_shows_the_line_it_points_at(tmp_path
     )
 
 
-def test_the_files_a_task_is_about_are_shown_when_it_names_none_and_a_long_one_is_changed_by_search(
+def test_the_files_a_task_is_about_are_shown_when_it_names_none_and_a_long_one_is_changed_by_function(
     tmp_path: Path,
 ) -> None:
     helpers = "".join(f"def helper_{k}(value):\n    return value + {k}\n\n" for k in range(40))
@@ -114,7 +114,7 @@ def test_the_files_a_task_is_about_are_shown_when_it_names_none_and_a_long_one_i
         first = last_user_text(api.bodies[0])
     assert "clock.py\n```python\nSTEP_0 = 0\n" in first
     assert "mod0.py\n```" not in first and "mod0.py" in first  # listed, not shown
-    assert "clock.py is long: for it, write its path, then only the lines to change" in first
+    assert "clock.py is long: for it, write its path, then only the functions you change, each whole" in first
 
 
 def test_a_one_line_files_line_replaced_is_a_change_not_offered_as_an_addition(tmp_path: Path) -> None:
