@@ -21,16 +21,14 @@ from dataclasses import dataclass, field
 from openbot.agent.checkfail import TAIL_CHARS, explain, place, tail
 from openbot.agent.edits import Edit, Parsed, commit_message, parse_reply, repair, replace_once, summary
 from openbot.agent.focus import Focus, focus
-from openbot.agent.models.base import ModelReply, ModelRequest
-from openbot.agent.replies import Verdict
+from openbot.agent.repomap import is_test
 from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
 from openbot.agent.tools.editor import resolve_inside
 from openbot.agent.tools.registry import run_tool
-from openbot.agent.turn import Turn
 from openbot.agent.wholefile import LOST, SPLICED, WholeFiles, lost
 from openbot.events import ToolCall
 from openbot.files import read_text_capped
-from openbot.stops import Completed, Completion, StepLimit, Stuck
+from openbot.stops import Completed, Completion, Stuck
 
 READ_LIMIT = 1 << 20
 FORMAT = """\
@@ -81,11 +79,24 @@ class EditMode:
     told: bool = False  # the format was explained after a reply with nothing in it
     failing: str = ""  # what the check's last failure said (the error, the line it points at)
     about: Focus | None = None  # the function the check's last failure is about (agent/focus.py)
+    place: str = ""  # the file the check's last failure points at
     applied: bool = False  # an edit of this session was committed
     whole: WholeFiles = field(default_factory=WholeFiles)
 
     def __post_init__(self) -> None:
         self.whole.seen.update(self.in_chat)
+
+    def show(self, in_chat: list[str], new: list[str]) -> None:
+        """The files the first message showed (chosen after `before`), and the new ones the task names."""
+        self.in_chat, self.new = in_chat, new
+        self.whole.seen.update(in_chat)
+
+    def failing_in(self) -> list[str]:
+        """The code's file the check's failure is about (the function's, or the place's when it is not a
+        test's): shown first, instead of the files the task's words point at."""
+        if self.about:
+            return [self.about.path]
+        return [self.place] if self.place and not is_test(self.place) else []
 
     def act(self, text: str, ctx: ToolContext, step: int, truncated: bool = False) -> str:
         """Apply the reply `text` (`truncated`: it ended at its length limit); the next message for the
@@ -204,6 +215,7 @@ class EditMode:
                 self.failing = where or f"`{_short(command)}` failed ({_head(out)})"
                 spot = place(_body(out), ctx.workdir, self.files)
                 self.about = focus(ctx.workdir, self.files, *spot) if spot else None
+                self.place = spot[0] if spot else ""
                 return (
                     f"{FAILED}`{_short(command)}` failed ({_head(out)}):\n```\n"
                     f"{tail(_body(out), limit)}\n```\n{where + chr(10) if where else ''}{FIX}"
@@ -255,34 +267,3 @@ def _body(out: ToolOutput) -> str:
 
 def _short(command: str) -> str:
     return command if len(command) <= 120 else command[:117] + "..."
-
-
-@dataclass
-class EditTurn(Turn):
-    """The turn in work_mode "edits": the same loop (`Turn.run`, `step`: limits → query → execute), with
-    no tools sent, no calls read from the text, no wrap-up nudge, and each reply acted on by `edits`."""
-
-    edits: EditMode = field(default_factory=lambda: EditMode([]))
-    nudge: bool = False
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._acted = True  # a reply without an edit is `EditMode.act`'s to judge, not "called no tool"
-        self.protocol = "native"  # no call is read from the text (agent/textreply.py); none is sent either
-
-    def _judge(self, reply: ModelReply, verdict: Verdict) -> Verdict:
-        cut = reply.truncated and not reply.tool_uses and not reply.empty
-        return (
-            Verdict("run", note=CUT, event=verdict.event) if cut else verdict
-        )  # "continue" would make a pathless file
-
-    def _request(self) -> ModelRequest:
-        return dataclasses.replace(super()._request(), tools=[])
-
-    def _execute(self, reply: ModelReply) -> None:
-        said = self.edits.act(reply.text, self.ctx, self.result.steps, reply.truncated)
-        self.conversation.add_user_text(said)
-        if self.ctx.cancel.is_set():
-            raise self.ctx.cancel.interrupted()
-        if self.result.steps >= self.limits.max_steps:
-            raise StepLimit(f"reached max_turn_steps ({self.limits.max_steps})")

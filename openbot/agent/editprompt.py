@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -124,15 +125,18 @@ def new_files(text: str, files: set[str]) -> list[str]:
     return new
 
 
-def show_files(task: str, root: Path, files: set[str], window: int) -> Shown:
-    """The files section of the first message (see the module's docstring for which files)."""
+def show_files(task: str, root: Path, files: set[str], window: int, failing: Sequence[str] = ()) -> Shown:
+    """The files section of the first message (see the module's docstring for which files); `failing`:
+    the file the check's failure before any change is about, shown first in place of the repo map's."""
     budget = window // 3
     named = named_files(task, files)
-    order = list(named)
+    order = [*(f for f in failing if f in files), *(f for f in named if f not in failing)]
     found: list[str] = []
     if sum(_size(root / f) for f in files) <= window // 4 * 4:  # ~4 characters a token
         order += [f for f in sorted(files) if f not in order]
-    else:  # the files the task's words point at (agent/repomap.py): fewer beside the ones it names
+    elif (
+        not failing
+    ):  # the files the task's words point at (agent/repomap.py): fewer beside the ones it names
         found = [f for f in relevant(task, root, files, 2 if named else 4) if f not in order]
         order += found
     shown = Shown(new=new_files(task, files))
@@ -142,7 +146,9 @@ def show_files(task: str, root: Path, files: set[str], window: int) -> Shown:
         block = _block(f, text) if text is not None else ""
         cost = estimate_tokens(block)
         if not block or cost > budget:
-            if f in named or f in found:  # a file of a tiny repository that is not text is only listed
+            if (
+                f in named or f in found or f in failing
+            ):  # a file of a tiny repository that is not text is only listed
                 shown.left_out.append(f)
             continue
         budget -= cost

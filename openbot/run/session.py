@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from openbot.agent.context import estimate_tokens
-from openbot.agent.editmode import EditMode, EditTurn
+from openbot.agent.editmode import EditMode
 from openbot.agent.editprompt import Shown, first_message, listing, show_files
+from openbot.agent.editturn import EditTurn
 from openbot.agent.prompt import (
     IterationState,
     PromptParts,
@@ -116,14 +117,15 @@ class Session:
         if plan.work.mode != "edits":
             return iteration_prompt(self._state(meta, memory))
         self.files = listing(workdir)
-        self.shown = show_files(f"{plan.task}\n{plan.instructions}", workdir, self.files, p.context.window)
+        verify = plan.verify
+        self.edits = EditMode(p.tools, verify.commands, verify.timeout_secs, files=self.files)
+        failing = self.edits.before(self.ctx)  # first: the file it fails in is the first file shown
+        words = f"{plan.task}\n{plan.instructions}"
+        self.shown = shown = show_files(words, workdir, self.files, p.context.window, self.edits.failing_in())
+        self.edits.show(shown.in_chat, shown.new)
         short = len(plan.instructions) <= 2000  # said last again, where a small model looks
         task = plan.task.strip() or (plan.instructions if short else "Carry out your instructions (above).")
-        verify, shown = plan.verify, self.shown
-        self.edits = EditMode(
-            p.tools, verify.commands, verify.timeout_secs, shown.in_chat, self.files, shown.new
-        )
-        return first_message(task, shown, verify.commands, self.edits.before(self.ctx))
+        return first_message(task, shown, verify.commands, failing)
 
     def _prompt_parts(self) -> PromptParts:
         """What the system prompt is built from; with tool_protocol "text", the tools described in it."""

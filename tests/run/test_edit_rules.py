@@ -137,3 +137,24 @@ def test_a_whole_file_that_renames_every_line_replaces_it(tmp_path: Path) -> Non
     out = run_cli("run", "e", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert show(repo, "main.py") == renamed.rstrip("\n")
+
+
+def test_the_file_the_check_fails_in_is_shown_first_in_place_of_the_repo_maps_guess(tmp_path: Path) -> None:
+    """isodate ad4e50bd7c ("Adapt after 2to3 removal"): the repo map showed isodates.py (16,000 characters)
+    for the task's words; the check's traceback raised in isotime.py, which was not shown."""
+    helpers = "".join(f"def helper_{k}(value):\n    return value + {k}\n\n" for k in range(40))
+    filler = {f"mod{n}.py": helpers for n in range(6)}
+    dates = "".join(f"# adapt this after the 2to3 removal, step {k}\n" for k in range(60)) + "X = 1\n"
+    times = "def micro(text):\n    return int(float(text) * long(1e6))\n"
+    test = "from times import micro\n\nassert micro('0.5') == 500000\n"
+    repo = make_repo(
+        tmp_path / "proj", {**filler, "dates.py": dates, "times.py": times, "test_times.py": test}
+    )
+    with FakeOpenAI([reply("DONE"), reply("DONE")], models={MODEL: {"context_window": 8192}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_times.py"]')
+        run_cli("run", "small", "--prompt", "Adapt after 2to3 removal", cwd=repo)
+        first = last_user_text(api.bodies[0])
+    assert "NameError: name 'long' is not defined" in first
+    assert first.startswith("# Files\ntimes.py\n```python\ndef micro(text):")
+    assert "dates.py\n```" not in first and "dates.py" in first  # listed, not shown
+    assert "The code it is about: `micro` in times.py (line 1):" in first
