@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from openbot.agent.checkfail import TAIL_CHARS, explain, place, tail
@@ -49,7 +50,8 @@ CUT = "the reply was cut at its length limit: the files whose blocks closed in i
 FAILED = "[openbot] the check "
 NOW = "Before any change, the check "
 FIX = "Fix it: reply with the corrected file(s)."
-# a .pyc written before an edit in the same second, of the same size, would be taken as current
+# a .pyc a check wrote before an edit in the same second, of the same size, would be taken as current
+# (X = 4 → X = 5): every check runs without writing them
 NO_PYC = "export PYTHONDONTWRITEBYTECODE=1\n"
 BEFORE_TAIL = 1_200  # the first message's share: ~300 tokens, ~8 s of a small local model's reading
 UNCHANGED = (
@@ -80,6 +82,7 @@ class EditMode:
     failing: str = ""  # what the check's last failure said (the error, the line it points at)
     about: Focus | None = None  # the function the check's last failure is about (agent/focus.py)
     place: str = ""  # the file the check's last failure points at
+    restart: Callable[[str], str] | None = None  # the first message again, as things are now (editturn.py)
     applied: bool = False  # an edit of this session was committed
     whole: WholeFiles = field(default_factory=WholeFiles)
 
@@ -119,7 +122,7 @@ class EditMode:
         lost = any(LOST in note for note in notes)  # asked first, even when it said DONE or the check passed
         if not lost and (changed and self.checks or parsed.done and not parsed.commands):
             raise Completed(Completion(summary(text, changed, bool(self.checks)), "review"))
-        if parsed.edits and not changed and self.applied and not parsed.commands:
+        if parsed.edits and not changed and self.applied and not parsed.commands and not self.failing:
             raise Completed(Completion(summary(text, [], False), "review"))  # nothing left to change
         ask = AGAIN if lost else ASK_DONE if changed else self._unchanged(parsed, notes)
         return "\n\n".join([*notes, ask] if ask else notes)
@@ -199,16 +202,16 @@ class EditMode:
     def before(self, ctx: ToolContext) -> str:
         """The check once before the first reply, for the first message: what fails now and where, so
         that the model's first answer aims at it ("" when it passes, or there is no check)."""
-        failed = self._check(ctx, 0, BEFORE_TAIL, NO_PYC)
+        failed = self._check(ctx, 0, BEFORE_TAIL)
         if not failed:
             return ""
         about = f"\n{self.about.shown()}" if self.about else ""
         return failed.removesuffix(FIX).replace(FAILED, NOW, 1).strip() + about
 
-    def _check(self, ctx: ToolContext, step: int, limit: int = TAIL_CHARS, before: str = "") -> str | None:
+    def _check(self, ctx: ToolContext, step: int, limit: int = TAIL_CHARS) -> str | None:
         """The check after an edit: None when every command passed, else what failed."""
         for n, command in enumerate(self.checks, 1):
-            input: dict[str, object] = {"command": before + command, "timeout_secs": self.check_timeout_secs}
+            input: dict[str, object] = {"command": NO_PYC + command, "timeout_secs": self.check_timeout_secs}
             out = self._run("shell", input, ctx, f"check_{step}_{n}")
             if _exit_code(out) != 0:
                 where = explain(_body(out), ctx.workdir, self.files)

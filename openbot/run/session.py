@@ -119,13 +119,19 @@ class Session:
         self.files = listing(workdir)
         verify = plan.verify
         self.edits = EditMode(p.tools, verify.commands, verify.timeout_secs, files=self.files)
-        failing = self.edits.before(self.ctx)  # first: the file it fails in is the first file shown
+        self.edits.restart = self._edits_message
+        return self._edits_message(self.edits.before(self.ctx))  # first: the failure picks the first file
+
+    def _edits_message(self, said: str) -> str:
+        """The files (as they are now), what openbot does and `said` (the check's failure), the task: the
+        first message, and the new segment's when the conversation outgrows the window."""
+        p, plan, workdir = self.parts, self.parts.plan, self.parts.workspace.workdir
         words = f"{plan.task}\n{plan.instructions}"
         self.shown = shown = show_files(words, workdir, self.files, p.context.window, self.edits.failing_in())
         self.edits.show(shown.in_chat, shown.new)
         short = len(plan.instructions) <= 2000  # said last again, where a small model looks
         task = plan.task.strip() or (plan.instructions if short else "Carry out your instructions (above).")
-        return first_message(task, shown, verify.commands, failing)
+        return first_message(task, shown, plan.verify.commands, said)
 
     def _prompt_parts(self) -> PromptParts:
         """What the system prompt is built from; with tool_protocol "text", the tools described in it."""

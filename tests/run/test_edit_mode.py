@@ -402,3 +402,48 @@ def test_a_refused_file_is_not_called_unchanged(tmp_path: Path) -> None:
         second = last_user_text(api.bodies[1])
     assert "other.py: not changed: you have not seen this file" in second
     assert "What you sent is the file as it is now" not in second
+
+
+def test_a_full_window_restarts_from_the_files_as_they_are_now_without_a_summary_call(tmp_path: Path) -> None:
+    """On a 1.5B CPU model the summary a compaction asked for was 38 s of a 4-minute run, and the new
+    segment's first message still showed the files as they were before the model's edits."""
+    repo = make_repo(
+        tmp_path / "proj",
+        {"config.py": "X = 1\nY = 2\n", "test_config.py": "import config\n\nassert config.X == 5\n"},
+    )
+    talk = "I will think about this at length. " * 120  # ~4,300 characters a reply
+    tries = [reply(f"{talk}\n\nconfig.py\n```python\nX = {n}\nY = 2\n```\n") for n in (2, 3, 4)]
+    with FakeOpenAI([*tries, reply("config.py\n```python\nX = 5\nY = 2\n```\n")], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_config.py"]\ncontext_window = 4096')
+        out = run_cli("run", "small", cwd=repo)
+        bodies = api.bodies
+    assert out.returncode == 0, out.stderr
+    [session] = sessions("small")
+    restarted = [e for e in events(session) if e.get("kind") == "context_compacted"]
+    assert restarted and "restarted from the files as they are now" in restarted[0]["message"]
+    assert len(bodies) == 4  # every request was an edit's: none asked for a summary
+    first_of_last = bodies[-1]["messages"][1]["content"]
+    text = first_of_last if isinstance(first_of_last, str) else first_of_last[0]["text"]
+    assert "# Files\nconfig.py\n```python\nX = " in text and "X = 1\n" not in text  # as it is now
+    assert "AssertionError" in text and text.index("AssertionError") < text.index("# Task")
+
+
+def test_an_unchanged_file_after_a_failing_edit_is_answered_not_taken_as_done(tmp_path: Path) -> None:
+    """isodate ad4e50bd7c: after its edit failed the check, the model sent the same function again; that
+    ended the session as "nothing left to change", verification failed it, and a new session began —
+    twice, ~40 s each, without the model hearing what it sent was unchanged."""
+    repo = make_repo(
+        tmp_path / "proj",
+        {"config.py": "X = 1\nY = 2\n", "test_config.py": "import config\n\nassert config.X == 5\n"},
+    )
+    wrong = reply("config.py\n```python\nX = 4\nY = 2\n```\n")
+    right = reply("config.py\n```python\nX = 5\nY = 2\n```\n")
+    with FakeOpenAI([wrong, wrong, right], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_config.py"]')
+        out = run_cli("run", "small", cwd=repo)
+        third = last_user_text(api.bodies[2])
+    assert out.returncode == 0, out.stderr
+    assert "What you sent is the file as it is now: nothing changed, and the check still fails." in third
+    [session] = sessions("small")
+    assert [e for e in events(session) if e.get("type") == "turn_completed"][:-1] == []  # one turn
+    assert show(repo, "config.py") == "X = 5\nY = 2"
