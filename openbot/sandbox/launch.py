@@ -149,7 +149,7 @@ def _read_command(fd: int) -> tuple[str, list[str], dict[str, str]]:
     return fields[0], argv, dict(p.split("=", 1) for p in pairs if "=" in p)
 
 
-def _start(fields: list[bytes]) -> tuple[int, int]:
+def _start(fields: list[bytes], batch: bool = False) -> tuple[int, int]:
     """The server's start of one command (serve.py): (its pid, 0), or (0, the exit code to report) when
     it could not start. The fields are those of `_read_command`. posix_spawn (vfork-like: no copy of this
     process's page tables, ~1 ms less a command than fork + exec); the server changes its own working
@@ -171,6 +171,9 @@ def _start(fields: list[bytes]) -> tuple[int, int]:
         # A session of its own, as when it was pid 1 of a sandbox of its own; SIGPIPE and SIGXFSZ as
         # _exec leaves them. The server's own fds are close-on-exec.
         sigdef = (signal.SIGPIPE, signal.SIGXFSZ)
+        if batch:  # the server's SCHED_BATCH (serve.py) is its own: the command starts SCHED_OTHER, as before
+            other = (os.SCHED_OTHER, os.sched_param(0))
+            return os.posix_spawn(path, argv, env, setsid=True, setsigdef=sigdef, scheduler=other), 0
         return os.posix_spawn(path, argv, env, setsid=True, setsigdef=sigdef), 0
     except FileNotFoundError:
         print(f"openbot sandbox: {argv[0]}: command not found", file=sys.stderr, flush=True)

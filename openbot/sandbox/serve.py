@@ -66,10 +66,12 @@ class Requests:
         return message
 
 
-def serve(command_fd: int, status_fd: int, start: Callable[[list[bytes]], tuple[int, int]]) -> int:
+def serve(command_fd: int, status_fd: int, start: Callable[[list[bytes], bool], tuple[int, int]]) -> int:
     """Run commands until openbot closes the command pipe. `start` starts a command from a run request's
-    fields (launch.py's `_start`): (its pid, 0), or (0, the exit code) when it could not."""
+    fields (launch.py's `_start`; told whether this server runs SCHED_BATCH): (its pid, 0), or (0, the
+    exit code) when it could not."""
     _not_dumpable()
+    batch = _batch()
     for fd in (command_fd, status_fd):
         os.set_inheritable(fd, False)  # close-on-exec: no command may read requests or write a status
     requests = Requests(command_fd)
@@ -78,7 +80,7 @@ def serve(command_fd: int, status_fd: int, start: Callable[[list[bytes]], tuple[
             continue  # a signal for a command that has ended already
         if _hung_up(command_fd):
             return GONE  # openbot died after sending it: nothing would stop the command
-        pid, unstarted = start(message[1:])
+        pid, unstarted = start(message[1:], batch)
         code = _wait(pid, requests) if pid else unstarted
         _clear()
         if code is None:
@@ -127,6 +129,20 @@ def _clear() -> None:
             os.waitpid(-1, 0)
         except ChildProcessError:
             return
+
+
+def _batch() -> bool:
+    """SCHED_BATCH (same weight, nice unchanged) for the server itself: a woken batch task does not preempt
+    the task that woke it. openbot's request would otherwise preempt openbot on its own core before it
+    goes back to waiting, and the command the server then spawns, with openbot still runnable there, is
+    placed on the other core — behind a CPU-bound neighbour, for a scheduler tick or more (measured:
+    8-9 of 15 commands, ~20 ms a 16-call run on 2 cores; docs/BENCHMARKS.md). Not a priority change: a
+    policy it may leave, and the commands get SCHED_OTHER back. False where it cannot be set."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError):
+        return False  # a kernel or filter without it: the server works as before
+    return True
 
 
 def _hung_up(fd: int) -> bool:

@@ -59,3 +59,23 @@ def test_nothing_a_command_leaves_behind_outlives_it(user: User) -> None:
     finally:
         for pid in _alive(marker):  # only when the test fails: leave nothing behind
             os.kill(pid, 9)
+
+
+# Field 41 of /proc/<pid>/stat is the scheduling policy (0 SCHED_OTHER, 3 SCHED_BATCH); comm fields here
+# hold no spaces, so bash's word split counts it as index 40.
+POLICIES = (
+    'read -r -a s < /proc/1/stat; read -r -a c < /proc/$$/stat; echo "server ${s[40]} command ${c[40]}";'
+    " cat /proc/self/stat"
+)
+
+
+def test_the_server_does_not_preempt_openbot_and_its_commands_run_as_before(user: User) -> None:
+    """The sandbox server is SCHED_BATCH: woken by openbot's request, it waits for openbot to go back to
+    waiting instead of preempting it, so the command it spawns is not pushed onto the other core (behind a
+    CPU-bound neighbour, docs/BENCHMARKS.md). The commands, and what they start, are SCHED_OTHER as before."""
+    make_bot("policy", [reply("", shell(POLICIES)), reply("", complete("ok"))])
+    out = user.run("run", "policy")
+    assert out.returncode == 0, out.stderr
+    [lines] = _outputs("policy")
+    assert lines[0] == "server 3 command 0", lines  # before: "server 0 command 0"
+    assert lines[1].rsplit(")", 1)[1].split()[38] == "0", lines  # the command's child (cat)
