@@ -82,6 +82,7 @@ class EditMode:
     failing: str = ""  # what the check's last failure said (the error, the line it points at)
     about: Focus | None = None  # the function the check's last failure is about (agent/focus.py)
     place: str = ""  # the file the check's last failure points at
+    same: int = 0  # replies in a row that sent files back unchanged while the check failed
     restart: Callable[[str], str] | None = None  # the first message again, as things are now (editturn.py)
     applied: bool = False  # an edit of this session was committed
     whole: WholeFiles = field(default_factory=WholeFiles)
@@ -112,6 +113,7 @@ class EditMode:
             return self._nothing(text, parsed)
         self.told = False
         notes, changed = self._apply(parsed.edits, ctx, step)
+        self.same = 0 if changed else self.same
         if changed:
             notes.append(self._commit(changed, text, ctx, step))
         if parsed.commands:
@@ -132,6 +134,7 @@ class EditMode:
         told only "already so" sent the same unchanged 140-line file five times, each 40 s."""
         if not parsed.edits or parsed.commands or not self.failing or not any(SAME in n for n in notes):
             return ""
+        self.same += 1
         if self.about is None:
             return UNCHANGED.format(self.failing) + CHANGE_LINES
         direction = CHANGE_FUNCTION.format(path=self.about.path, name=self.about.name)

@@ -56,7 +56,7 @@ class EditTurn(Turn):
         self.ctx.sink.emit(Notice(kind="context_compacted", message=RESTARTED.format(before), data=data))
 
     def _request(self) -> ModelRequest:
-        return dataclasses.replace(super()._request(), tools=[])
+        return dataclasses.replace(super()._request(), tools=[], resample=self.edits.same)
 
     def _execute(self, reply: ModelReply) -> None:
         said = self.edits.act(reply.text, self.ctx, self.result.steps, reply.truncated)

@@ -447,3 +447,29 @@ def test_an_unchanged_file_after_a_failing_edit_is_answered_not_taken_as_done(tm
     [session] = sessions("small")
     assert [e for e in events(session) if e.get("type") == "turn_completed"][:-1] == []  # one turn
     assert show(repo, "config.py") == "X = 5\nY = 2"
+
+
+def test_a_file_sent_back_unchanged_again_is_sampled_differently_unless_the_bot_set_sampling(
+    tmp_path: Path,
+) -> None:
+    """llama-server's fixed seed and 0.2 temperature gave the 1.5B model's same reply to the same state:
+    one unchanged function five times in a row. The next request samples differently — unless the bot
+    says how to sample."""
+    repo = make_repo(
+        tmp_path / "proj",
+        {"config.py": "X = 1\nY = 2\n", "test_config.py": "import config\n\nassert config.X == 5\n"},
+    )
+    same = reply("config.py\n```python\nX = 1\nY = 2\n```\n")
+    right = reply("config.py\n```python\nX = 5\nY = 2\n```\n")
+    with FakeOpenAI([same, same, right], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_config.py"]')
+        out = run_cli("run", "small", cwd=repo)
+        bodies = api.bodies
+    assert out.returncode == 0, out.stderr
+    assert "temperature" not in bodies[0] and "seed" not in bodies[0]
+    assert (bodies[1]["temperature"], bodies[1]["seed"]) == (0.7, 1)
+    assert bodies[2]["temperature"] > bodies[1]["temperature"] and bodies[2]["seed"] == 2
+    with FakeOpenAI([same, right], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_config.py"]\ntemperature = 0.1')
+        run_cli("run", "small", cwd=repo)
+        assert [b["temperature"] for b in api.bodies] == [0.1, 0.1]

@@ -115,6 +115,9 @@ class ModelRequest:
     messages: list[Message]
     max_tokens: int = 8192
     deadline: float | None = None  # time.monotonic() when the wall-time budget runs out
+    # The same state was answered the same way this many times in a row (work_mode edits: a file sent back
+    # unchanged): sample differently, where the bot set no temperature or seed (Chat Completions)
+    resample: int = 0
 
 
 TRUNCATED = ("max_tokens", "model_context_window_exceeded")
