@@ -226,7 +226,7 @@ class EditMode:
                     f"{FAILED}`{_short(command)}` failed ({_head(out)}):\n```\n"
                     f"{tail(_body(out), limit)}\n```\n{where + chr(10) if where else ''}{FIX}"
                 )
-        self.failing, self.about = "", None
+        self.failing, self.about, self.place = "", None, ""
         return None
 
     def _run(self, name: str, input: dict[str, object], ctx: ToolContext, id: str) -> ToolOutput:
