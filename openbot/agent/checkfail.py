@@ -19,12 +19,12 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+)|^([\w./-]+\.py):(\d+):', re.M)
 _ERROR = re.compile(r"^(?:E\s+)?((?:[\w.]+\.)?\w*(?:Error|Exception|Failure|Exit)\b.*|E\s+assert\b.*)$")
 
 
-def explain(output: str, root: Path, files: set[str]) -> str:
-    """The lines after a failed check's output: the error and the place, "" when neither is found."""
+def explain(output: str, root: Path, spot: tuple[str, int] | None) -> str:
+    """The lines after a failed check's output: the error and the place (`place`'s answer), "" when
+    neither is found."""
     lines = [line.rstrip() for line in output.splitlines()]
     errors = [line.strip().removeprefix("E").strip() for line in lines if _ERROR.match(line.strip())]
     parts = [f"The error: `{errors[-1][:300]}`"] if errors else []
-    spot = place(output, root, files)
     if spot:
         path, number = spot
         parts.append(f"It points at {path} line {number}:\n```\n{_around(root, path, number)}\n```")

@@ -217,9 +217,9 @@ class EditMode:
             input: dict[str, object] = {"command": NO_PYC + command, "timeout_secs": self.check_timeout_secs}
             out = self._run("shell", input, ctx, f"check_{step}_{n}")
             if _exit_code(out) != 0:
-                where = explain(_body(out), ctx.workdir, self.files)
-                self.failing = where or f"`{_short(command)}` failed ({_head(out)})"
                 spot = place(_body(out), ctx.workdir, self.files)
+                where = explain(_body(out), ctx.workdir, spot)
+                self.failing = where or f"`{_short(command)}` failed ({_head(out)})"
                 self.about = focus(ctx.workdir, self.files, *spot) if spot else None
                 self.place = spot[0] if spot else ""
                 return (

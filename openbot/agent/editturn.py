@@ -42,11 +42,11 @@ class EditTurn(Turn):
         """A new segment that is the first message again, with the files as they are now and openbot's
         latest message (the check's failure) — no summary asked of the model: on a 1.5B CPU model the
         summary was 38 s of a 4-minute run, and the first message it kept showed the files as they were."""
+        if self.edits.restart is None:
+            return super()._compact()
         messages = self.conversation.messages
         last = messages[-1] if messages and messages[-1]["role"] == "user" else None
         said = "\n\n".join(b["text"] for b in blocks_of(last) if b["type"] == "text") if last else ""
-        if self.edits.restart is None:
-            return super()._compact()
         before = self.context.measure(messages)
         self.conversation.start_segment({"role": "user", "content": [text_block(self.edits.restart(said))]})
         self.keep_from = 0

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openbot.agent.repomap import is_test
+from openbot.agent.splice import first_line
 from openbot.files import read_text_capped
 
 MAX_LINES = 80  # a function longer than this is named, not shown (~1,000 tokens)
@@ -37,12 +38,13 @@ class Focus:
 def focus(root: Path, files: set[str], path: str, line: int) -> Focus | None:
     """The function `path` line `line` (the place a failed check points at) is about, None if none is
     found: the enclosing function of a source line, the called function of a test's line."""
-    tree = _tree(root, path)
-    if tree is None or not path.endswith(".py"):
+    source = _source(root, path) if path.endswith(".py") else None
+    if source is None:
         return None
+    text, tree = source
     inner = _enclosing(tree, line)
     if not is_test(path):
-        return _focus(root, path, inner) if inner else None
+        return _focus(path, text, inner) if inner else None
     calls = _calls_before(inner, line) if inner else []
     for name in reversed(calls):  # the call nearest the failing line first
         found = _defined(root, files, name)
@@ -51,10 +53,11 @@ def focus(root: Path, files: set[str], path: str, line: int) -> Focus | None:
     return None
 
 
-def _tree(root: Path, path: str) -> ast.Module | None:
+def _source(root: Path, path: str) -> tuple[str, ast.Module] | None:
+    """The file's text and its syntax tree, read once."""
     try:
         text, cut = read_text_capped(root / path, root=root.resolve(), limit=1 << 20)
-        return None if cut else ast.parse(text)
+        return None if cut else (text, ast.parse(text))
     except Exception:  # unreadable, not Python, gone since the check ran: no focus
         return None
 
@@ -86,17 +89,15 @@ def _defined(root: Path, files: set[str], name: str) -> Focus | None:
     """The one top-level function or class named `name` in the checkout's code (tests aside)."""
     hits = []
     for f in sorted(f for f in files if f.endswith(".py") and not is_test(f))[:MAX_FILES]:
-        tree = _tree(root, f)
+        text, tree = _source(root, f) or ("", None)
         for node in tree.body if tree else []:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-                hits.append((f, node))
-    return _focus(root, *hits[0]) if len(hits) == 1 else None
+                hits.append((f, text, node))
+    return _focus(*hits[0]) if len(hits) == 1 else None
 
 
-def _focus(root: Path, path: str, node: ast.stmt) -> Focus:
-    text, _ = read_text_capped(root / path, root=root.resolve(), limit=1 << 20)
-    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
-    first = min([node.lineno, *(d.lineno for d in decorators)])
+def _focus(path: str, text: str, node: ast.stmt) -> Focus:
+    first = first_line(node)
     end = node.end_lineno or node.lineno
     lines = text.splitlines(keepends=True)[first - 1 : end]
     name = getattr(node, "name", "?")

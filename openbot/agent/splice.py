@@ -56,7 +56,8 @@ def splice(before: str, block: str) -> Spliced | None:
             added += ["\n", "\n", *text]
             continue
         indent = " " * target.col_offset
-        cuts.append((_start(target), target.end_lineno or target.lineno, [_indent(t, indent) for t in text]))
+        end = target.end_lineno or target.lineno
+        cuts.append((first_line(target) - 1, end, [_indent(t, indent) for t in text]))
     for first, end, text in sorted(cuts, reverse=True):
         lines[first:end] = text
     imports = _missing_imports(old, new, source)
@@ -83,14 +84,14 @@ def _methods(module: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctio
     return {name: defs[0] for name, defs in found.items() if len(defs) == 1}
 
 
-def _start(node: ast.stmt) -> int:
-    """The 0-based first line of a def with its decorators."""
+def first_line(node: ast.stmt) -> int:
+    """The 1-based first line of a statement, a def's decorators included."""
     decorators: list[ast.expr] = getattr(node, "decorator_list", [])
-    return min([node.lineno, *(d.lineno for d in decorators)]) - 1
+    return min([node.lineno, *(d.lineno for d in decorators)])
 
 
 def _segment(source: list[str], node: ast.stmt) -> list[str]:
-    text = source[_start(node) : node.end_lineno or node.lineno]
+    text = source[first_line(node) - 1 : node.end_lineno or node.lineno]
     if text and not text[-1].endswith("\n"):
         text[-1] += "\n"
     return text
