@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from openbot import paths
-from openbot.testing.fakeopenai import FakeOpenAI, last_user_text, reply
+from openbot.testing.fakeopenai import FakeOpenAI, Reply, last_user_text, reply
 from tests.helpers import events, git, make_bot, make_repo, run_cli, sessions
 
 EDITS = 'work_mode = "edits"\nmax_iterations = 1'
@@ -33,6 +33,19 @@ def project(tmp_path: Path) -> Path:
     return make_repo(
         tmp_path / "proj", {"config.py": "X = 1\nY = 2\n", "pkg/util.py": "def f():\n    return 1\n"}
     )
+
+
+def checked_project(tmp_path: Path) -> Path:
+    """config.py and a test that wants its X to be 5 (`python3 test_config.py`)."""
+    return make_repo(
+        tmp_path / "proj",
+        {"config.py": "X = 1\nY = 2\n", "test_config.py": "import config\n\nassert config.X == 5\n"},
+    )
+
+
+def config_reply(x: int, before: str = "") -> Reply:
+    """A reply that writes config.py whole with X = `x`, after the words `before`."""
+    return reply(f"{before}config.py\n```python\nX = {x}\nY = 2\n```\n")
 
 
 def test_a_whole_file_in_the_reply_is_written_and_committed_with_the_replys_first_line(
@@ -386,10 +399,7 @@ def test_an_unchanged_file_is_asked_for_the_function_the_failure_is_about(tmp_pa
 def test_a_refused_file_is_not_called_unchanged(tmp_path: Path) -> None:
     """A whole file the model has not seen is refused; "what you sent is the file as it is now" was said
     of it too, which was false."""
-    repo = make_repo(
-        tmp_path / "proj",
-        {"config.py": "X = 1\nY = 2\n", "test_config.py": "import config\n\nassert config.X == 5\n"},
-    )
+    repo = checked_project(tmp_path)
     big = "".join(f"V{n} = {n}\n" for n in range(2000))
     git(repo, "add", "-A")
     (repo / "other.py").write_text(big)
@@ -407,13 +417,10 @@ def test_a_refused_file_is_not_called_unchanged(tmp_path: Path) -> None:
 def test_a_full_window_restarts_from_the_files_as_they_are_now_without_a_summary_call(tmp_path: Path) -> None:
     """On a 1.5B CPU model the summary a compaction asked for was 38 s of a 4-minute run, and the new
     segment's first message still showed the files as they were before the model's edits."""
-    repo = make_repo(
-        tmp_path / "proj",
-        {"config.py": "X = 1\nY = 2\n", "test_config.py": "import config\n\nassert config.X == 5\n"},
-    )
+    repo = checked_project(tmp_path)
     talk = "I will think about this at length. " * 120  # ~4,300 characters a reply
-    tries = [reply(f"{talk}\n\nconfig.py\n```python\nX = {n}\nY = 2\n```\n") for n in (2, 3, 4)]
-    with FakeOpenAI([*tries, reply("config.py\n```python\nX = 5\nY = 2\n```\n")], models={MODEL: {}}) as api:
+    tries = [config_reply(n, f"{talk}\n\n") for n in (2, 3, 4)]
+    with FakeOpenAI([*tries, config_reply(5)], models={MODEL: {}}) as api:
         local_bot(api.base_url, 'verify = ["python3 test_config.py"]\ncontext_window = 4096')
         out = run_cli("run", "small", cwd=repo)
         bodies = api.bodies
@@ -432,12 +439,8 @@ def test_an_unchanged_file_after_a_failing_edit_is_answered_not_taken_as_done(tm
     """isodate ad4e50bd7c: after its edit failed the check, the model sent the same function again; that
     ended the session as "nothing left to change", verification failed it, and a new session began —
     twice, ~40 s each, without the model hearing what it sent was unchanged."""
-    repo = make_repo(
-        tmp_path / "proj",
-        {"config.py": "X = 1\nY = 2\n", "test_config.py": "import config\n\nassert config.X == 5\n"},
-    )
-    wrong = reply("config.py\n```python\nX = 4\nY = 2\n```\n")
-    right = reply("config.py\n```python\nX = 5\nY = 2\n```\n")
+    repo = checked_project(tmp_path)
+    wrong, right = config_reply(4), config_reply(5)
     with FakeOpenAI([wrong, wrong, right], models={MODEL: {}}) as api:
         local_bot(api.base_url, 'verify = ["python3 test_config.py"]')
         out = run_cli("run", "small", cwd=repo)
@@ -455,12 +458,8 @@ def test_a_file_sent_back_unchanged_again_is_sampled_differently_unless_the_bot_
     """llama-server's fixed seed and 0.2 temperature gave the 1.5B model's same reply to the same state:
     one unchanged function five times in a row. The next request samples differently — unless the bot
     says how to sample."""
-    repo = make_repo(
-        tmp_path / "proj",
-        {"config.py": "X = 1\nY = 2\n", "test_config.py": "import config\n\nassert config.X == 5\n"},
-    )
-    same = reply("config.py\n```python\nX = 1\nY = 2\n```\n")
-    right = reply("config.py\n```python\nX = 5\nY = 2\n```\n")
+    repo = checked_project(tmp_path)
+    same, right = config_reply(1), config_reply(5)
     with FakeOpenAI([same, same, right], models={MODEL: {}}) as api:
         local_bot(api.base_url, 'verify = ["python3 test_config.py"]')
         out = run_cli("run", "small", cwd=repo)
