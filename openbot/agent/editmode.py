@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from openbot.agent.checkfail import TAIL_CHARS, explain, place, tail
 from openbot.agent.edits import Edit, Parsed, commit_message, parse_reply, repair, replace_once, summary
+from openbot.agent.excerpt import Excerpt, excerpt
 from openbot.agent.focus import Focus, focus
 from openbot.agent.repomap import is_test
 from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
@@ -65,6 +66,17 @@ CHANGE_FUNCTION = (
     "Change it: write {path} on a line of its own, then `{name}` alone, whole, with your change, in a fenced "
     "block (openbot puts it in place of the old one)."
 )
+CHANGE_EXCERPT = (
+    "Fix line {line}, where the error is: write {path} on a line of its own, then these lines with your "
+    "change, in a fenced block (openbot puts them in place of lines {start}-{end})."
+)
+PUT = "lines {}-{} put in place"
+NARROW = (
+    "[openbot] The check still fails on the same line:\n"
+    '  File "{path}", line {line}{name}\n    {code}\n{error}\n\n'
+    "{lines}\n\n# Task\n{task}\n\n{ask}\n"
+)
+REPEATED = "[openbot] That reply is the same as your last one, and changes nothing: write it differently."
 ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
 
 
@@ -82,6 +94,12 @@ class EditMode:
     failing: str = ""  # what the check's last failure said (the error, the line it points at)
     about: Focus | None = None  # the function the check's last failure is about (agent/focus.py)
     place: str = ""  # the file the check's last failure points at
+    line: int = 0  # and its line there
+    excerpt: Excerpt | None = None  # the lines around that line, shown after an unchanged reply
+    narrow: str = ""  # the message a new conversation starts from, when one should (`narrowed`)
+    last: str = ""  # the last reply, to know it sent again
+    draws: int = 0  # replies sampled differently so far (the seed of the next: agent/models/openai/chat.py)
+    task: str = ""  # the task as the first message says it (for `narrowed`)
     same: int = 0  # replies in a row that sent files back unchanged while the check failed
     restart: Callable[[str], str] | None = None  # the first message again, as things are now (editturn.py)
     applied: bool = False  # an edit of this session was committed
@@ -106,19 +124,29 @@ class EditMode:
         """Apply the reply `text` (`truncated`: it ended at its length limit); the next message for the
         model. Raises Completed when the work is done (the check passed after an edit, or the model said
         so), Stuck after a second empty reply."""
+        repeated, self.last = text.strip() == self.last, text.strip()
         parsed = parse_reply(text, [*self.files, *self.new])
+        shown = self.excerpt
+        if shown and not parsed.edits:  # the lines shown, sent back changed with no path before them
+            parsed.edits = [Edit(shown.path, b) for b in parsed.loose if shown.takes(b)]
         if not truncated:  # a block left open by a reply that ended by itself holds the whole file
             parsed.edits = [dataclasses.replace(e, cut=False) for e in parsed.edits]
         if not parsed.edits and not parsed.commands:
             return self._nothing(text, parsed)
         self.told = False
-        notes, changed = self._apply(parsed.edits, ctx, step)
-        self.same = 0 if changed else self.same
+        notes, changed = self._apply(parsed.edits, ctx, step, shown)
+        if changed:
+            self.same, self.excerpt = 0, None
         if changed:
             notes.append(self._commit(changed, text, ctx, step))
         if parsed.commands:
             notes.append(self._command(parsed.commands, ctx, step))
+        before = self._signature(ctx) if changed and self.failing else None
         failed = self._check(ctx, step) if changed and self.checks else None
+        if failed and before and before[1] and self._signature(ctx) == before:  # the change did not reach it
+            self._again()
+            self.excerpt = self._excerpt(ctx)
+            self._narrowing(self.excerpt)
         if failed:
             return "\n\n".join([*notes, failed])
         lost = any(LOST in note for note in notes)  # asked first, even when it said DONE or the check passed
@@ -126,39 +154,101 @@ class EditMode:
             raise Completed(Completion(summary(text, changed, bool(self.checks)), "review"))
         if parsed.edits and not changed and self.applied and not parsed.commands and not self.failing:
             raise Completed(Completion(summary(text, [], False), "review"))  # nothing left to change
-        ask = AGAIN if lost else ASK_DONE if changed else self._unchanged(parsed, notes)
+        ask = AGAIN if lost else ASK_DONE if changed else self._unchanged(parsed, notes, ctx)
+        if repeated and not changed and not ask:  # sampled differently next (agent/models/openai/chat.py)
+            self._again()
+            self.excerpt = shown = self._excerpt(ctx) or shown
+            self._narrowing(shown)
+            ask = REPEATED + (f"\n{shown.shown()}\n{_excerpt_ask(shown)}" if shown else "")
         return "\n\n".join([*notes, ask] if ask else notes)
 
-    def _unchanged(self, parsed: Parsed, notes: list[str]) -> str:
+    def narrowed(self) -> str | None:
+        """After an unchanged reply, when the lines that fail were just shown: the whole message a new
+        conversation starts from — the error, those lines, the task. None otherwise. A 1.5B model that
+        sent `parse_time` back unchanged five times in the conversation that showed it wrote the failing
+        line changed when asked with only these (isodate ad4e50bd7c)."""
+        narrow, self.narrow = self.narrow, ""
+        return narrow or None
+
+    def _again(self) -> None:
+        """The reply did not move the failure: the next is sampled differently, with a seed not used before
+        (the same seed for the same narrowed question gave the same answer: two wrong edits undid each
+        other in turn, 20 times)."""
+        self.same += 1
+        self.draws += 1
+
+    def _narrowing(self, shown: Excerpt | None) -> None:
+        """The next conversation starts from the error, the lines `shown` and the task: the model's copies
+        of the file (or of its last reply), which it copies again even sampled at 1.2, are left behind."""
+        if shown and self.task:
+            name = f", in {self.about.name}" if self.about and self.about.path == shown.path else ""
+            lines = {"path": shown.path, "line": shown.line, "name": name, "code": shown.failing()}
+            ask, said = _excerpt_ask(shown), shown.shown()
+            self.narrow = NARROW.format(**lines, error=self._error(), lines=said, task=self.task, ask=ask)
+
+    def _error(self) -> str:
+        """The error line of the check's last failure, as it was printed."""
+        said = next((line for line in self.failing.splitlines() if line.startswith("The error: `")), "")
+        return said.removeprefix("The error: `").removesuffix("`")
+
+    def _signature(self, ctx: ToolContext) -> tuple[str, str, str]:
+        """The check's last failure: the file, the text of the line it points at, the error."""
+        text = _current(ctx, self.place) if self.place else None
+        lines = (text or "").splitlines()
+        code = lines[self.line - 1].strip() if 0 < self.line <= len(lines) else ""
+        return self.place, code, self._error()
+
+    def _excerpt(self, ctx: ToolContext) -> Excerpt | None:
+        """The lines around the failing line when it is the code's (not a test's), within its function."""
+        if not self.place.endswith(".py") or is_test(self.place):
+            return None
+        text = _current(ctx, self.place)
+        about = self.about if self.about and self.about.path == self.place and self.about.text else None
+        first, last = (about.first, about.first + about.text.count("\n") - 1) if about else (1, 0)
+        return excerpt(self.place, text, self.line, first, last) if text else None
+
+    def _unchanged(self, parsed: Parsed, notes: list[str], ctx: ToolContext) -> str:
         """After files sent back as they are: the check's failure again, and what to do — a 1.5B model
         told only "already so" sent the same unchanged 140-line file five times, each 40 s."""
         if not parsed.edits or parsed.commands or not self.failing or not any(SAME in n for n in notes):
             return ""
-        self.same += 1
+        self._again()
+        self.excerpt = shown = self._excerpt(ctx)
+        if shown:
+            self._narrowing(shown)
+            return UNCHANGED.format(self.failing) + shown.shown() + "\n" + _excerpt_ask(shown)
         if self.about is None:
             return UNCHANGED.format(self.failing) + CHANGE_LINES
         direction = CHANGE_FUNCTION.format(path=self.about.path, name=self.about.name)
         return UNCHANGED.format(self.failing) + self.about.shown() + "\n" + direction
 
     def _nothing(self, text: str, parsed: Parsed) -> str:
-        """A reply with no edit and no command: the end after committed work (or a second DONE), else
-        the format, once."""
-        if self.applied or parsed.done and self.told:
+        """A reply with no edit and no command: the end after committed work the check passed (or with
+        no check; or a second DONE), else the format, once — with the check's failure when it fails."""
+        if self.applied and not self.failing or parsed.done and self.told:
             raise Completed(Completion(summary(text, [], False), "review"))
         if self.told:
             raise Stuck("two replies in a row held no edit and no command")
         self.told = True
-        return (NOTHING_YET if parsed.done else "[openbot] ") + FORMAT
+        failing = f"\n\nThe check still fails. {self.failing}" if self.failing else ""
+        return (NOTHING_YET if parsed.done else "[openbot] ") + FORMAT + failing
 
-    def _apply(self, edits: list[Edit], ctx: ToolContext, step: int) -> tuple[list[str], list[str]]:
-        """Each edit written through the edit tool; (what is said of each, the paths that changed)."""
+    def _apply(
+        self, edits: list[Edit], ctx: ToolContext, step: int, shown: Excerpt | None = None
+    ) -> tuple[list[str], list[str]]:
+        """Each edit written through the edit tool (`shown`: the lines last shown, which a block may be,
+        changed); (what is said of each, the paths that changed)."""
         notes: list[str] = []
         changed: list[str] = []
         for n, edit in enumerate(edits, 1):
             path = repair(edit.path, self.files, self.in_chat, str(ctx.workdir.resolve()), self.new)
             moved = f" (you wrote {edit.path})" if path != edit.path else ""
             before = _current(ctx, path)
-            whole, said = self.whole.judge(path, before, edit)
+            put = _put(shown, path, before, edit)
+            whole: str | None = put
+            said = PUT.format(shown.start, shown.end) if shown and put is not None and put != before else ""
+            if put is None:
+                whole, said = self.whole.judge(path, before, edit)
             new, problem = (whole, "") if whole is not None else ("", said) if said else _edited(before, edit)
             if problem:
                 notes.append(f"{path}{moved}: not changed: {problem}")
@@ -175,7 +265,7 @@ class EditMode:
             self.files.add(path)
             how = "search/replace" if edit.search is not None else said or "whole file"
             notes.append(f"{path}{moved}: written ({how}){lost(before, new) if edit.search is None else ''}")
-            if edit.search is None and not said.startswith(SPLICED):
+            if edit.search is None and not said.startswith((SPLICED, PUT[:6])):
                 self.whole.seen.add(path)
             if LOST in notes[-1]:
                 both = f"{(before or '').rstrip()}\n{new.rstrip()}"  # what an addition would have made
@@ -221,12 +311,12 @@ class EditMode:
                 where = explain(_body(out), ctx.workdir, spot)
                 self.failing = where or f"`{_short(command)}` failed ({_head(out)})"
                 self.about = focus(ctx.workdir, self.files, *spot) if spot else None
-                self.place = spot[0] if spot else ""
+                self.place, self.line = spot if spot else ("", 0)
                 return (
                     f"{FAILED}`{_short(command)}` failed ({_head(out)}):\n```\n"
                     f"{tail(_body(out), limit)}\n```\n{where + chr(10) if where else ''}{FIX}"
                 )
-        self.failing, self.about, self.place = "", None, ""
+        self.failing, self.about, self.place, self.line = "", None, "", 0
         return None
 
     def _run(self, name: str, input: dict[str, object], ctx: ToolContext, id: str) -> ToolOutput:
@@ -242,6 +332,17 @@ def _current(ctx: ToolContext, path: str) -> str | None:
     except Exception:  # outside the checkout, a directory, binary: the edit tool says why on writing
         return None
     return text
+
+
+def _excerpt_ask(shown: Excerpt) -> str:
+    return CHANGE_EXCERPT.format(path=shown.path, line=shown.line, start=shown.start, end=shown.end)
+
+
+def _put(shown: Excerpt | None, path: str, before: str | None, edit: Edit) -> str | None:
+    """The file with the shown lines replaced, when `edit` is those lines changed (agent/excerpt.py)."""
+    if shown is None or path != shown.path or before is None or edit.search is not None or edit.cut:
+        return None
+    return shown.put(before, edit.text)
 
 
 def _edited(before: str | None, edit: Edit) -> tuple[str, str]:

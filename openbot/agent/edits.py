@@ -52,7 +52,7 @@ class Parsed:
     edits: list[Edit] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     done: bool = False
-    pathless: int = 0  # fenced blocks with no path before them (code shown, not a file)
+    loose: list[str] = field(default_factory=list)  # fenced blocks with no path before them: code shown
     last_path: str = ""  # a SEARCH block with no path of its own is for the file named last
     known: frozenset[str] = frozenset()  # names that are paths even bare (AUTHORS): files, new files
 
@@ -80,6 +80,9 @@ def parse_reply(text: str, known: Collection[str] = ()) -> Parsed:
 def _fenced(lines: list[str], i: int, fence: re.Match[str], out: Parsed) -> int:
     """A fenced block from line `i`: a command, search/replace blocks, or a whole file. The next line."""
     mark, info = fence.group(1), fence.group(2)
+    inner = _FENCE.match(lines[i + 2]) if info and i + 2 < len(lines) else None
+    if inner and inner.group(2) and path_in(lines[i + 1], out.known):
+        return i + 1  # ```python, the path, ```python: the path and its block, one fence too many
     end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == mark), len(lines))
     body = lines[i + 1 : end]
     if any(_SEARCH.match(b) for b in body):
@@ -98,7 +101,7 @@ def _fenced(lines: list[str], i: int, fence: re.Match[str], out: Parsed) -> int:
     if path:
         out.edits.append(Edit(path, "".join(body), cut=end == len(lines)))
     else:
-        out.pathless += 1
+        out.loose.append("".join(body))
     return end + 1
 
 

@@ -18,6 +18,11 @@ RESTARTED = (
     "message (no model call)"
 )
 
+NARROWED = (
+    "the conversation (~{:,} tokens) was restarted from the lines the check fails on, the error and the "
+    "task: the model had sent the file back unchanged"
+)
+
 
 @dataclass
 class EditTurn(Turn):
@@ -55,12 +60,28 @@ class EditTurn(Turn):
         data = {"tokens_before": before, "summary_chars": 0, "compactions": self.context.compactions}
         self.ctx.sink.emit(Notice(kind="context_compacted", message=RESTARTED.format(before), data=data))
 
+    def _narrow(self, first: str) -> None:
+        """A new segment that is only `first` (EditMode.narrowed: the error, the lines that fail, the task):
+        the model's earlier copies of the file, which it copied again, are no longer in front of it."""
+        before = self.context.measure(self.conversation.messages)
+        self.conversation.start_segment({"role": "user", "content": [text_block(first)]})
+        self.keep_from = 0
+        self.context.reset()
+        data = {"tokens_before": before}
+        self.ctx.sink.emit(Notice(kind="conversation_narrowed", message=NARROWED.format(before), data=data))
+
     def _request(self) -> ModelRequest:
-        return dataclasses.replace(super()._request(), tools=[], resample=self.edits.same)
+        return dataclasses.replace(
+            super()._request(), tools=[], resample=self.edits.same, draw=self.edits.draws
+        )
 
     def _execute(self, reply: ModelReply) -> None:
         said = self.edits.act(reply.text, self.ctx, self.result.steps, reply.truncated)
-        self.conversation.add_user_text(said)
+        narrowed = self.edits.narrowed()
+        if narrowed:
+            self._narrow(narrowed)
+        else:
+            self.conversation.add_user_text(said)
         if self.ctx.cancel.is_set():
             raise self.ctx.cancel.interrupted()
         if self.result.steps >= self.limits.max_steps:

@@ -11,6 +11,9 @@ refused. The rule, as docs/MODELS.md says it:
   same file sent again replaces the old one, as the model then means it.
 - **functions, put in place**: a Python file's functions sent alone replace those of their names
   (agent/splice.py), seen or not: each was written whole.
+- **part of a Python file, not written**: a block for an existing `.py` file whose first line is
+  indented is lines of it (a 1.5B model echoed the lines openbot showed it), not the file: written whole
+  it replaced a 158-line module with 9 lines.
 - **cut off, not written**: a whole file or a REPLACE whose block never closed (the reply ended at its
   output limit) is not written: half a file would replace a whole one.
 """
@@ -27,6 +30,10 @@ SPLICED = "functions put in place"
 LOST = "are gone"
 SIMILAR = 0.6  # a new line this like an old one is that line changed, not an addition
 SHOW_CHARS = 6_000  # an unseen file shown whole up to this (~1,500 tokens), else named with how to read it
+PART = (
+    "its first line is indented, so this is part of the file, not all of it (a whole file would drop the "
+    "rest). Send a function whole, or the lines to change as SEARCH/REPLACE."
+)
 SEARCH_HOW = (
     "To change part of it, write its path, then only the lines to change:\n"
     "<<<<<<< SEARCH\n(the exact lines now in the file)\n=======\n(the new lines)\n>>>>>>> REPLACE"
@@ -53,6 +60,8 @@ class WholeFiles:
         spliced = splice(before, edit.text) if before is not None and path.endswith(".py") else None
         if spliced is not None:  # the functions it changes, each put in place (agent/splice.py)
             return spliced.text, f"{SPLICED}: {', '.join(spliced.names)}"
+        if before is not None and path.endswith(".py") and _indented(edit.text):
+            return None, PART
         if before is None or path in self.seen and not _kept_nothing(before, edit.text):
             return edit.text, ""
         if path not in self.seen:
@@ -77,6 +86,11 @@ class WholeFiles:
             f"{why} It holds:\n{path}\n{fence}\n{before.rstrip(chr(10))}\n{fence}\n"
             f"Send the whole file again with the lines it keeps, or: {SEARCH_HOW}"
         )
+
+
+def _indented(text: str) -> bool:
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return first[:1] in (" ", "\t")
 
 
 def _kept_nothing(before: str, after: str) -> bool:

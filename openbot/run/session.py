@@ -131,6 +131,7 @@ class Session:
         self.edits.show(shown.in_chat, shown.new)
         short = len(plan.instructions) <= 2000  # said last again, where a small model looks
         task = plan.task.strip() or (plan.instructions if short else "Carry out your instructions (above).")
+        self.edits.task = task
         return first_message(task, shown, plan.verify.commands, said)
 
     def _prompt_parts(self) -> PromptParts:

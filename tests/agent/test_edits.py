@@ -35,7 +35,7 @@ def test_done_is_a_line_that_starts_with_it(reply: str, done: bool) -> None:
 
 def test_a_block_with_no_path_is_code_shown_not_a_file() -> None:
     parsed = parse_reply("Here is the idea:\n```python\nx = 1\n```\n")
-    assert parsed.edits == [] and parsed.pathless == 1 and not parsed.done
+    assert parsed.edits == [] and len(parsed.loose) == 1 and not parsed.done
 
 
 def test_a_bare_name_is_a_path_when_the_checkout_has_it_or_the_task_names_it() -> None:
@@ -105,3 +105,12 @@ def test_the_commit_message_is_the_first_line_of_prose() -> None:
     reply = "calc.py\n```python\nx = 1\n```\nSet x to 1.\nDONE"
     assert commit_message(reply, ["calc.py"]) == "Set x to 1."
     assert commit_message("calc.py\n```\nx\n```", ["calc.py"]) == "Edit calc.py"
+
+
+def test_a_path_inside_a_fence_before_its_own_fence_is_the_path_of_that_block() -> None:
+    """The 1.5B model wrote ```python, the path, ```python, the lines, ```: taken as a block with no path,
+    the path and the fence went into the code."""
+    parsed = parse_reply("```python\nsrc/m.py\n```python\nX = 2\n```\n", ["src/m.py"])
+    assert parsed.edits == [Edit("src/m.py", "X = 2\n")] and parsed.loose == []
+    plain = parse_reply("```\nbuild/\n```\n", [".gitignore"])
+    assert plain.edits == [] and plain.loose == ["build/\n"]

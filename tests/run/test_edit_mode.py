@@ -396,6 +396,133 @@ def test_an_unchanged_file_is_asked_for_the_function_the_failure_is_about(tmp_pa
     assert "write times.py on a line of its own, then `parse_time` alone, whole, with your change" in second
 
 
+MICROS = '''"""Times."""
+from decimal import Decimal
+
+
+def micros(text):
+    """The microseconds of `text`.
+
+    `text` is seconds, as a decimal string.
+    """
+    second = Decimal(text)
+    fraction = second - int(second)
+    micro = fraction * 1e6
+    micro = micro.quantize(Decimal(1))
+    return int(micro)
+'''
+
+
+def test_an_unchanged_reply_is_shown_the_lines_that_fail_and_they_are_put_back_changed(
+    tmp_path: Path,
+) -> None:
+    """isodate ad4e50bd7c: shown the whole function each time, a 1.5B model sent it back unchanged five
+    times; shown the lines around the failing one, it wrote them changed, in a block with no path."""
+    test = "from micros import micros\n\nassert micros('1.5') == 500000\n"
+    repo = make_repo(tmp_path / "proj", {"micros.py": MICROS, "test_micros.py": test})
+    same = reply(f"Here.\n\nmicros.py\n```python\n{MICROS}```\n")
+    lines = "    fraction = second - int(second)\n    micro = fraction * Decimal(1000000)\n"
+    lines += "    micro = micro.quantize(Decimal(1))\n"
+    fixed = reply(f"The fix:\n\n```python\n    second = Decimal(text)\n{lines}    return int(micro)\n```\n")
+    with FakeOpenAI([same, fixed, reply("DONE")], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_micros.py"]')
+        out = run_cli("run", "small", cwd=repo)
+        second = last_user_text(api.bodies[1])
+        narrowed = [m for m in api.bodies[1]["messages"] if m["role"] != "system"]
+    assert len(narrowed) == 1  # the conversation restarted: the copies of the file it sent are gone
+    assert "TypeError: unsupported operand" in second and "# Task\n" in second
+    assert "Lines 8-14 of micros.py (the error is on line 12):" in second
+    assert (
+        "then these lines with your change, in a fenced block (openbot puts them in place of lines 8-14)"
+        in second
+    )
+    assert out.returncode == 0, out.stderr
+    assert show(repo, "micros.py") == MICROS.replace("fraction * 1e6", "fraction * Decimal(1000000)").rstrip()
+
+
+def test_a_change_that_leaves_the_same_line_failing_narrows_and_samples_again(tmp_path: Path) -> None:
+    """Asked for the lines that fail, the 1.5B model changed the lines beside the failing one; the check
+    failed on the same line, and the conversation went on around the old copies (isodate ad4e50bd7c)."""
+    test = "from micros import micros\n\nassert micros('1.5') == 500000\n"
+    repo = make_repo(tmp_path / "proj", {"micros.py": MICROS, "test_micros.py": test})
+    beside = MICROS.replace('    """The microseconds of `text`.', '    """The microseconds in `text`.')
+    fixed = MICROS.replace("fraction * 1e6", "fraction * 1000000")
+    replies = [reply(f"micros.py\n```python\n{beside}```\n"), reply(f"micros.py\n```python\n{fixed}```\n")]
+    with FakeOpenAI(replies, models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_micros.py"]')
+        out = run_cli("run", "small", cwd=repo)
+        second = last_user_text(api.bodies[1])
+        body = api.bodies[1]
+    assert out.returncode == 0, out.stderr
+    assert [m["role"] for m in body["messages"] if m["role"] != "system"] == ["user"]
+    assert (body["temperature"], body["seed"]) == (0.7, 1)
+    assert second.startswith("[openbot] The check still fails on the same line:")
+    assert '  File "micros.py", line 12, in micros\n    micro = fraction * 1e6\nTypeError:' in second
+    assert "Fix line 12, where the error is: write micros.py on a line of its own" in second
+
+
+def test_a_reply_without_an_edit_while_the_check_fails_is_not_the_end(tmp_path: Path) -> None:
+    """After a committed edit, a reply with no edit was taken as "nothing left to change" though the check
+    still failed: three sessions ended that way in 40 s, each failing verification (isodate ad4e50bd7c)."""
+    repo = checked_project(tmp_path)
+    talk = reply("I have changed what was needed.")
+    with FakeOpenAI([config_reply(3), talk, config_reply(5)], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_config.py"]')
+        out = run_cli("run", "small", cwd=repo)
+        third = last_user_text(api.bodies[2])
+    assert out.returncode == 0, out.stderr
+    assert "held no edit and no command" in third and "The check still fails." in third
+    assert [e["status"] for e in events(sessions("small")[0]) if e["type"] == "session_ended"] == [
+        "completed"
+    ]
+
+
+def test_each_new_try_at_the_same_failure_gets_a_seed_not_used_before(tmp_path: Path) -> None:
+    """The seed restarted at 1 after each change, so the same narrowed question got the same answer: the
+    1.5B model commented the failing line out, then back in, 20 times (isodate ad4e50bd7c)."""
+    test = "from micros import micros\n\nassert micros('1.5') == 500000\n"
+    repo = make_repo(tmp_path / "proj", {"micros.py": MICROS, "test_micros.py": test})
+    out_commented = MICROS.replace("    micro = fraction * 1e6", "    # micro = fraction * 1e6")
+    fixed = MICROS.replace("fraction * 1e6", "fraction * 1000000")
+    whole = [reply(f"micros.py\n```python\n{text}```\n") for text in (MICROS, out_commented)]
+    commented = whole[1]  # a change that moves the failure: the seed count goes on from where it was
+    replies = [whole[0], commented, commented, reply(f"micros.py\n```python\n{fixed}```\n")]
+    with FakeOpenAI(replies, models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_micros.py"]')
+        out = run_cli("run", "small", cwd=repo)
+        seeds = [b.get("seed") for b in api.bodies]
+    assert out.returncode == 0, out.stderr
+    assert seeds == [None, 1, None, 2]
+
+
+def test_lines_of_a_python_file_sent_as_the_file_are_not_written_over_it(tmp_path: Path) -> None:
+    """A 1.5B model echoed the lines openbot showed it after the file's path: written as the whole file,
+    they replaced a 158-line module with 9 lines (isodate ad4e50bd7c)."""
+    repo = make_repo(tmp_path / "proj", {"micros.py": MICROS, "test_micros.py": "import micros\n"})
+    part = reply("micros.py\n```python\n    second = Decimal(text)\n    return int(second)\n```\n")
+    with FakeOpenAI([part, reply("DONE"), reply("DONE")], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_micros.py"]')
+        run_cli("run", "small", cwd=repo)
+        second = last_user_text(api.bodies[1])
+    assert "micros.py: not changed: its first line is indented, so this is part of the file" in second
+    assert branch_of(repo) == ""  # nothing was written, so nothing was committed and no branch kept
+
+
+def test_a_reply_sent_again_that_changes_nothing_is_said_and_sampled_differently(tmp_path: Path) -> None:
+    """After the narrowing, the 1.5B model sent one refused block 25 times in a row, each answered with the
+    same refusal and sampled the same way (isodate ad4e50bd7c)."""
+    repo = make_repo(tmp_path / "proj", {"micros.py": MICROS, "test_micros.py": "import micros\n"})
+    part = reply("micros.py\n```python\n    second = Decimal(text)\n    return int(second)\n```\n")
+    with FakeOpenAI([part, part, reply("DONE"), reply("DONE")], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_micros.py"]')
+        run_cli("run", "small", cwd=repo)
+        second, third = last_user_text(api.bodies[1]), last_user_text(api.bodies[2])
+        bodies = api.bodies
+    assert "same as your last one" not in second and "temperature" not in bodies[1]
+    assert "That reply is the same as your last one, and changes nothing" in third
+    assert (bodies[2]["temperature"], bodies[2]["seed"]) == (0.7, 1)
+
+
 def test_a_refused_file_is_not_called_unchanged(tmp_path: Path) -> None:
     """A whole file the model has not seen is refused; "what you sent is the file as it is now" was said
     of it too, which was false."""

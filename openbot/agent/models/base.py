@@ -118,6 +118,7 @@ class ModelRequest:
     # The same state was answered the same way this many times in a row (work_mode edits: a file sent back
     # unchanged): sample differently, where the bot set no temperature or seed (Chat Completions)
     resample: int = 0
+    draw: int = 0  # the seed then: every resample's own, never one used before in the session (0: resample)
 
 
 TRUNCATED = ("max_tokens", "model_context_window_exceeded")

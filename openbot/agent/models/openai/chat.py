@@ -71,7 +71,10 @@ def params(call: CallSettings, request: ModelRequest) -> dict[str, object]:
     if request.resample and knobs.temperature is None and knobs.seed is None:
         # a local server's fixed seed and low temperature give the same reply to the same state: a 1.5B
         # model sent one unchanged function five times in a row, ~40 s each
-        sampling |= {"temperature": min(0.4 + 0.3 * request.resample, 1.2), "seed": request.resample}
+        sampling |= {
+            "temperature": min(0.4 + 0.3 * request.resample, 1.2),
+            "seed": request.draw or request.resample,
+        }
     out.update({k: v for k, v in sampling.items() if v is not None})
     return out
 
