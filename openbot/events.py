@@ -143,7 +143,6 @@ class Error(Event):
 
 NoticeKind = Literal[  # docs/EVENTS.md says what each one's `data` holds and which log keeps it
     "context_compacted",
-    "conversation_narrowed",
     "repeated_call",
     "nothing_changed",
     "not_verified",

@@ -31,6 +31,12 @@ def explain(output: str, root: Path, spot: tuple[str, int] | None) -> str:
     return "\n".join(parts)
 
 
+def error_in(explained: str) -> str:
+    """The error `explain` named in `explained`, as it was printed ("" when it named none)."""
+    said = next((line for line in explained.splitlines() if line.startswith("The error: `")), "")
+    return said.removeprefix("The error: `").removesuffix("`")
+
+
 def tail(text: str, limit: int = TAIL_CHARS) -> str:
     text = text.strip("\n")
     return text if len(text) <= limit else "[...]\n" + text[-limit:]

@@ -19,9 +19,10 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from openbot.agent.checkfail import TAIL_CHARS, explain, place, tail
-from openbot.agent.edits import Edit, Parsed, commit_message, parse_reply, repair, replace_once, summary
-from openbot.agent.excerpt import Excerpt, excerpt
+from openbot.agent import editwords as say
+from openbot.agent.checkfail import TAIL_CHARS, error_in, explain, place, tail
+from openbot.agent.edits import Edit, Parsed, commit_message, edited, parse_reply, repair, summary
+from openbot.agent.excerpt import Excerpt, excerpt, put_edit
 from openbot.agent.focus import Focus, focus
 from openbot.agent.repomap import is_test
 from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
@@ -33,51 +34,6 @@ from openbot.files import read_text_capped
 from openbot.stops import Completed, Completion, Stuck
 
 READ_LIMIT = 1 << 20
-FORMAT = """\
-Your reply held no edit and no command, so nothing changed. To change a file, write its path on a line \
-of its own, then the whole new file in a fenced block:
-
-calc.py
-```python
-def add(a, b):
-    return a + b
-```
-
-To run a command, write it in a ```sh block. When the task is done, reply DONE."""
-NOTHING_YET = "[openbot] You said DONE, but no file has changed yet. "
-SAME = "already so"
-AGAIN = "Send that file again, whole: the old lines that should stay and yours."
-CUT = "the reply was cut at its length limit: the files whose blocks closed in it are applied"
-FAILED = "[openbot] the check "
-NOW = "Before any change, the check "
-FIX = "Fix it: reply with the corrected file(s)."
-# a .pyc a check wrote before an edit in the same second, of the same size, would be taken as current
-# (X = 4 → X = 5): every check runs without writing them
-NO_PYC = "export PYTHONDONTWRITEBYTECODE=1\n"
-BEFORE_TAIL = 1_200  # the first message's share: ~300 tokens, ~8 s of a small local model's reading
-UNCHANGED = (
-    "[openbot] What you sent is the file as it is now: nothing changed, and the check still fails.\n{}\n"
-)
-CHANGE_LINES = (
-    "Change the lines that make it fail: write the file's path, then only those lines as <<<<<<< SEARCH "
-    "(the lines now in the file) ======= (the new lines) >>>>>>> REPLACE."
-)
-CHANGE_FUNCTION = (
-    "Change it: write {path} on a line of its own, then `{name}` alone, whole, with your change, in a fenced "
-    "block (openbot puts it in place of the old one)."
-)
-CHANGE_EXCERPT = (
-    "Fix line {line}, where the error is: write {path} on a line of its own, then these lines with your "
-    "change, in a fenced block (openbot puts them in place of lines {start}-{end})."
-)
-PUT = "lines {}-{} put in place"
-NARROW = (
-    "[openbot] The check still fails on the same line:\n"
-    '  File "{path}", line {line}{name}\n    {code}\n{error}\n\n'
-    "{lines}\n\n# Task\n{task}\n\n{ask}\n"
-)
-REPEATED = "[openbot] That reply is the same as your last one, and changes nothing: write it differently."
-ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
 
 
 @dataclass
@@ -144,9 +100,7 @@ class EditMode:
         before = self._signature(ctx) if changed and self.failing else None
         failed = self._check(ctx, step) if changed and self.checks else None
         if failed and before and before[1] and self._signature(ctx) == before:  # the change did not reach it
-            self._again()
-            self.excerpt = self._excerpt(ctx)
-            self._narrowing(self.excerpt)
+            self._again(ctx)
         if failed:
             return "\n\n".join([*notes, failed])
         lost = any(LOST in note for note in notes)  # asked first, even when it said DONE or the check passed
@@ -154,12 +108,10 @@ class EditMode:
             raise Completed(Completion(summary(text, changed, bool(self.checks)), "review"))
         if parsed.edits and not changed and self.applied and not parsed.commands and not self.failing:
             raise Completed(Completion(summary(text, [], False), "review"))  # nothing left to change
-        ask = AGAIN if lost else ASK_DONE if changed else self._unchanged(parsed, notes, ctx)
+        ask = say.AGAIN if lost else say.ASK_DONE if changed else self._unchanged(parsed, notes, ctx)
         if repeated and not changed and not ask:  # sampled differently next (agent/models/openai/chat.py)
-            self._again()
-            self.excerpt = shown = self._excerpt(ctx) or shown
-            self._narrowing(shown)
-            ask = REPEATED + (f"\n{shown.shown()}\n{_excerpt_ask(shown)}" if shown else "")
+            shown = self._again(ctx, shown)
+            ask = say.REPEATED + (f"\n{shown.shown()}\n{shown.ask()}" if shown else "")
         return "\n\n".join([*notes, ask] if ask else notes)
 
     def narrowed(self) -> str | None:
@@ -170,33 +122,26 @@ class EditMode:
         narrow, self.narrow = self.narrow, ""
         return narrow or None
 
-    def _again(self) -> None:
+    def _again(self, ctx: ToolContext, keep: Excerpt | None = None) -> Excerpt | None:
         """The reply did not move the failure: the next is sampled differently, with a seed not used before
         (the same seed for the same narrowed question gave the same answer: two wrong edits undid each
-        other in turn, 20 times)."""
+        other in turn, 20 times), and starts a new conversation from the error, the lines around it (or
+        `keep`) and the task — the model's copies of the file, which it copied again even sampled at 1.2,
+        left behind. The lines, None when the failing line is not the code's."""
         self.same += 1
         self.draws += 1
-
-    def _narrowing(self, shown: Excerpt | None) -> None:
-        """The next conversation starts from the error, the lines `shown` and the task: the model's copies
-        of the file (or of its last reply), which it copies again even sampled at 1.2, are left behind."""
+        self.excerpt = shown = self._excerpt(ctx) or keep
         if shown and self.task:
-            name = f", in {self.about.name}" if self.about and self.about.path == shown.path else ""
-            lines = {"path": shown.path, "line": shown.line, "name": name, "code": shown.failing()}
-            ask, said = _excerpt_ask(shown), shown.shown()
-            self.narrow = NARROW.format(**lines, error=self._error(), lines=said, task=self.task, ask=ask)
-
-    def _error(self) -> str:
-        """The error line of the check's last failure, as it was printed."""
-        said = next((line for line in self.failing.splitlines() if line.startswith("The error: `")), "")
-        return said.removeprefix("The error: `").removesuffix("`")
+            name = self.about.name if self.about and self.about.path == shown.path else ""
+            self.narrow = shown.narrowed(error_in(self.failing), name, self.task)
+        return shown
 
     def _signature(self, ctx: ToolContext) -> tuple[str, str, str]:
         """The check's last failure: the file, the text of the line it points at, the error."""
         text = _current(ctx, self.place) if self.place else None
         lines = (text or "").splitlines()
         code = lines[self.line - 1].strip() if 0 < self.line <= len(lines) else ""
-        return self.place, code, self._error()
+        return self.place, code, error_in(self.failing)
 
     def _excerpt(self, ctx: ToolContext) -> Excerpt | None:
         """The lines around the failing line when it is the code's (not a test's), within its function."""
@@ -210,17 +155,15 @@ class EditMode:
     def _unchanged(self, parsed: Parsed, notes: list[str], ctx: ToolContext) -> str:
         """After files sent back as they are: the check's failure again, and what to do — a 1.5B model
         told only "already so" sent the same unchanged 140-line file five times, each 40 s."""
-        if not parsed.edits or parsed.commands or not self.failing or not any(SAME in n for n in notes):
+        if not parsed.edits or parsed.commands or not self.failing or not any(say.SAME in n for n in notes):
             return ""
-        self._again()
-        self.excerpt = shown = self._excerpt(ctx)
+        shown = self._again(ctx)
         if shown:
-            self._narrowing(shown)
-            return UNCHANGED.format(self.failing) + shown.shown() + "\n" + _excerpt_ask(shown)
+            return say.UNCHANGED.format(self.failing) + shown.shown() + "\n" + shown.ask()
         if self.about is None:
-            return UNCHANGED.format(self.failing) + CHANGE_LINES
-        direction = CHANGE_FUNCTION.format(path=self.about.path, name=self.about.name)
-        return UNCHANGED.format(self.failing) + self.about.shown() + "\n" + direction
+            return say.UNCHANGED.format(self.failing) + say.CHANGE_LINES
+        direction = say.CHANGE_FUNCTION.format(path=self.about.path, name=self.about.name)
+        return say.UNCHANGED.format(self.failing) + self.about.shown() + "\n" + direction
 
     def _nothing(self, text: str, parsed: Parsed) -> str:
         """A reply with no edit and no command: the end after committed work the check passed (or with
@@ -231,7 +174,7 @@ class EditMode:
             raise Stuck("two replies in a row held no edit and no command")
         self.told = True
         failing = f"\n\nThe check still fails. {self.failing}" if self.failing else ""
-        return (NOTHING_YET if parsed.done else "[openbot] ") + FORMAT + failing
+        return (say.NOTHING_YET if parsed.done else "[openbot] ") + say.FORMAT + failing
 
     def _apply(
         self, edits: list[Edit], ctx: ToolContext, step: int, shown: Excerpt | None = None
@@ -244,17 +187,19 @@ class EditMode:
             path = repair(edit.path, self.files, self.in_chat, str(ctx.workdir.resolve()), self.new)
             moved = f" (you wrote {edit.path})" if path != edit.path else ""
             before = _current(ctx, path)
-            put = _put(shown, path, before, edit)
+            put = put_edit(shown, path, before, edit)
             whole: str | None = put
-            said = PUT.format(shown.start, shown.end) if shown and put is not None and put != before else ""
+            said = (
+                say.PUT.format(shown.start, shown.end) if shown and put is not None and put != before else ""
+            )
             if put is None:
                 whole, said = self.whole.judge(path, before, edit)
-            new, problem = (whole, "") if whole is not None else ("", said) if said else _edited(before, edit)
+            new, problem = (whole, "") if whole is not None else ("", said) if said else edited(before, edit)
             if problem:
                 notes.append(f"{path}{moved}: not changed: {problem}")
                 continue
             if new == before:
-                notes.append(f"{path}{moved}: {SAME}, nothing to change")
+                notes.append(f"{path}{moved}: {say.SAME}, nothing to change")
                 continue
             input: dict[str, object] = {"command": "create", "path": path, "file_text": new}
             out = self._run("edit", input, ctx, f"edit_{step}_{n}")
@@ -265,7 +210,7 @@ class EditMode:
             self.files.add(path)
             how = "search/replace" if edit.search is not None else said or "whole file"
             notes.append(f"{path}{moved}: written ({how}){lost(before, new) if edit.search is None else ''}")
-            if edit.search is None and not said.startswith((SPLICED, PUT[:6])):
+            if edit.search is None and not said.startswith((SPLICED, say.PUT[:6])):
                 self.whole.seen.add(path)
             if LOST in notes[-1]:
                 both = f"{(before or '').rstrip()}\n{new.rstrip()}"  # what an addition would have made
@@ -295,16 +240,19 @@ class EditMode:
     def before(self, ctx: ToolContext) -> str:
         """The check once before the first reply, for the first message: what fails now and where, so
         that the model's first answer aims at it ("" when it passes, or there is no check)."""
-        failed = self._check(ctx, 0, BEFORE_TAIL)
+        failed = self._check(ctx, 0, say.BEFORE_TAIL)
         if not failed:
             return ""
         about = f"\n{self.about.shown()}" if self.about else ""
-        return failed.removesuffix(FIX).replace(FAILED, NOW, 1).strip() + about
+        return failed.removesuffix(say.FIX).replace(say.FAILED, say.NOW, 1).strip() + about
 
     def _check(self, ctx: ToolContext, step: int, limit: int = TAIL_CHARS) -> str | None:
         """The check after an edit: None when every command passed, else what failed."""
         for n, command in enumerate(self.checks, 1):
-            input: dict[str, object] = {"command": NO_PYC + command, "timeout_secs": self.check_timeout_secs}
+            input: dict[str, object] = {
+                "command": say.NO_PYC + command,
+                "timeout_secs": self.check_timeout_secs,
+            }
             out = self._run("shell", input, ctx, f"check_{step}_{n}")
             if _exit_code(out) != 0:
                 spot = place(_body(out), ctx.workdir, self.files)
@@ -313,8 +261,8 @@ class EditMode:
                 self.about = focus(ctx.workdir, self.files, *spot) if spot else None
                 self.place, self.line = spot if spot else ("", 0)
                 return (
-                    f"{FAILED}`{_short(command)}` failed ({_head(out)}):\n```\n"
-                    f"{tail(_body(out), limit)}\n```\n{where + chr(10) if where else ''}{FIX}"
+                    f"{say.FAILED}`{_short(command)}` failed ({_head(out)}):\n```\n"
+                    f"{tail(_body(out), limit)}\n```\n{where + chr(10) if where else ''}{say.FIX}"
                 )
         self.failing, self.about, self.place, self.line = "", None, "", 0
         return None
@@ -332,31 +280,6 @@ def _current(ctx: ToolContext, path: str) -> str | None:
     except Exception:  # outside the checkout, a directory, binary: the edit tool says why on writing
         return None
     return text
-
-
-def _excerpt_ask(shown: Excerpt) -> str:
-    return CHANGE_EXCERPT.format(path=shown.path, line=shown.line, start=shown.start, end=shown.end)
-
-
-def _put(shown: Excerpt | None, path: str, before: str | None, edit: Edit) -> str | None:
-    """The file with the shown lines replaced, when `edit` is those lines changed (agent/excerpt.py)."""
-    if shown is None or path != shown.path or before is None or edit.search is not None or edit.cut:
-        return None
-    return shown.put(before, edit.text)
-
-
-def _edited(before: str | None, edit: Edit) -> tuple[str, str]:
-    """(the file's new text, "") or ("", why the edit cannot apply)."""
-    if edit.search is None:
-        return edit.text, ""
-    if not edit.search.strip():
-        return (before or "") + edit.text, ""
-    if before is None:
-        return "", "the file does not exist (to create it, write it whole)"
-    new = replace_once(before, edit.search, edit.text)
-    if new is None:
-        return "", f"the SEARCH lines are not in the file; it holds:\n```\n{tail(before, 4000)}\n```"
-    return new, ""
 
 
 def _exit_code(out: ToolOutput) -> int | None:

@@ -27,6 +27,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from openbot.agent.checkfail import tail
+
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([^\s`]*)")
 _SEARCH = re.compile(r"^\s*<{5,9} ?SEARCH\b")
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
@@ -232,3 +234,17 @@ def summary(text: str, changed: list[str], checked: bool) -> str:
     said = " ".join(prose(text))[:300]
     what = f"Changed {', '.join(changed)}; the check passed. " if changed and checked else ""
     return (what + said).strip() or "Done."
+
+
+def edited(before: str | None, edit: Edit) -> tuple[str, str]:
+    """(the file's new text, "") or ("", why the edit cannot apply)."""
+    if edit.search is None:
+        return edit.text, ""
+    if not edit.search.strip():
+        return (before or "") + edit.text, ""
+    if before is None:
+        return "", "the file does not exist (to create it, write it whole)"
+    new = replace_once(before, edit.search, edit.text)
+    if new is None:
+        return "", f"the SEARCH lines are not in the file; it holds:\n```\n{tail(before, 4000)}\n```"
+    return new, ""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from openbot.agent.editmode import CUT, EditMode
+from openbot.agent.editmode import EditMode
+from openbot.agent.editwords import CUT
 from openbot.agent.models.base import ModelReply, ModelRequest
 from openbot.agent.replies import Verdict
 from openbot.agent.turn import Turn
@@ -67,8 +68,13 @@ class EditTurn(Turn):
         self.conversation.start_segment({"role": "user", "content": [text_block(first)]})
         self.keep_from = 0
         self.context.reset()
-        data = {"tokens_before": before}
-        self.ctx.sink.emit(Notice(kind="conversation_narrowed", message=NARROWED.format(before), data=data))
+        data = {
+            "tokens_before": before,
+            "summary_chars": 0,
+            "compactions": self.context.compactions,
+            "narrowed": True,
+        }
+        self.ctx.sink.emit(Notice(kind="context_compacted", message=NARROWED.format(before), data=data))
 
     def _request(self) -> ModelRequest:
         return dataclasses.replace(

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from openbot.agent.edits import Edit
+from openbot.agent.editwords import CHANGE_EXCERPT, NARROW
+
 CONTEXT = 4  # lines shown either side of the failing one (within its function)
 SLACK = 3  # lines a block matched by one end may add to what was shown
 
@@ -40,6 +43,17 @@ class Excerpt:
         return (
             f"Lines {self.start}-{self.end} of {self.path} (the error is on line {self.line}):\n"
             f"{self.path}\n{fence}python\n{self.text.rstrip()}\n{fence}"
+        )
+
+    def ask(self) -> str:
+        return CHANGE_EXCERPT.format(path=self.path, line=self.line, start=self.start, end=self.end)
+
+    def narrowed(self, error: str, name: str, task: str) -> str:
+        """The whole message a narrowed conversation starts from: the failing line as a traceback shows it
+        with `error`, these lines, the task (`name`: the function the line is in, "" when unknown)."""
+        where = {"path": self.path, "line": self.line, "name": f", in {name}" if name else ""}
+        return NARROW.format(
+            **where, code=self.failing(), error=error, lines=self.shown(), task=task, ask=self.ask()
         )
 
     def takes(self, block: str) -> bool:
@@ -75,6 +89,13 @@ class Excerpt:
         new = [shift + line if line.strip() else line for line in new]
         new[-1] = new[-1] if new[-1].endswith("\n") else new[-1] + "\n"
         return "".join([*lines[: start - 1 + first], *new, *lines[start + last :]])
+
+
+def put_edit(shown: Excerpt | None, path: str, before: str | None, edit: Edit) -> str | None:
+    """The file with the shown lines replaced, when `edit` is those lines changed; else None."""
+    if shown is None or path != shown.path or before is None or edit.search is not None or edit.cut:
+        return None
+    return shown.put(before, edit.text)
 
 
 def excerpt(path: str, text: str, line: int, first: int = 1, last: int = 0) -> Excerpt | None:
