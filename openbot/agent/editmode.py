@@ -93,7 +93,6 @@ class EditMode:
         notes, changed = self._apply(parsed.edits, ctx, step, shown)
         if changed:
             self.same, self.excerpt = 0, None
-        if changed:
             notes.append(self._commit(changed, text, ctx, step))
         if parsed.commands:
             notes.append(self._command(parsed.commands, ctx, step))
@@ -115,10 +114,10 @@ class EditMode:
         return "\n\n".join([*notes, ask] if ask else notes)
 
     def narrowed(self) -> str | None:
-        """After an unchanged reply, when the lines that fail were just shown: the whole message a new
-        conversation starts from — the error, those lines, the task. None otherwise. A 1.5B model that
-        sent `parse_time` back unchanged five times in the conversation that showed it wrote the failing
-        line changed when asked with only these (isodate ad4e50bd7c)."""
+        """After a reply that did not move the failure (`_again`), once: the whole message a new
+        conversation starts from — the error, the lines around it, the task. None otherwise. A 1.5B model
+        sent `parse_time` back unchanged five times in the conversation that showed it, ~40 s each
+        (isodate ad4e50bd7c); asked with only these, a try is ~5 s."""
         narrow, self.narrow = self.narrow, ""
         return narrow or None
 

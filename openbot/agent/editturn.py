@@ -21,7 +21,7 @@ RESTARTED = (
 
 NARROWED = (
     "the conversation (~{:,} tokens) was restarted from the lines the check fails on, the error and the "
-    "task: the model had sent the file back unchanged"
+    "task: the model's reply had not moved the check's failure"
 )
 
 
