@@ -3,11 +3,12 @@ the function back unchanged, and put back in place when it sends them changed.
 
 isodate ad4e50bd7c: shown `parse_time` whole (49 lines, a 17-line docstring) and the `TypeError` of its
 line `microsecond = (second - int(second)) * 1e6`, a 1.5B model sent the function back unchanged five
-times, each ~580 tokens (~28 s); shown the nine lines around it, it wrote `* Decimal('1e6')` — as a fenced
-block with no path, those lines changed. So the lines are shown without numbers (a copy is the code), and a
-block — after the file's path or after no path — whose first and last lines are two of the shown lines
-(or one of them is, and the change is on the other) is the lines between changed: it replaces them,
-re-indented when the model dropped their indentation.
+times, each ~580 tokens (~28 s) of output on a ~5,000-token conversation; asked with the lines around it
+alone, a try is ~5 s, and the one fix it wrote by hand (`* Decimal('1e6')`, 1 of 37 samples) came as a
+fenced block with no path. So the lines are shown without numbers (a copy is the code), and a block —
+after the file's path or after no path — whose first and last lines are two of the shown lines (or one
+of them is, and the change is on the other) is the lines between changed: it replaces them, re-indented
+when the model dropped their indentation.
 """
 
 from __future__ import annotations
