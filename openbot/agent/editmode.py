@@ -14,11 +14,11 @@ checkout, runs the bot's check and sends back what failed — as aider drives a 
 from __future__ import annotations
 
 import dataclasses
-import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from openbot.agent import editio
 from openbot.agent import editwords as say
 from openbot.agent.checkfail import TAIL_CHARS, error_in, explain, place, tail
 from openbot.agent.edits import Edit, Parsed, commit_message, edited, parse_reply, repair, summary
@@ -26,14 +26,10 @@ from openbot.agent.excerpt import Excerpt, excerpt, put_edit
 from openbot.agent.focus import Focus, focus
 from openbot.agent.repomap import is_test
 from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
-from openbot.agent.tools.editor import resolve_inside
 from openbot.agent.tools.registry import run_tool
 from openbot.agent.wholefile import LOST, SPLICED, WholeFiles, lost
 from openbot.events import ToolCall
-from openbot.files import read_text_capped
 from openbot.stops import Completed, Completion, Stuck
-
-READ_LIMIT = 1 << 20
 
 
 @dataclass
@@ -56,6 +52,7 @@ class EditMode:
     last: str = ""  # the last reply, to know it sent again
     draws: int = 0  # replies sampled differently so far (the seed of the next: agent/models/openai/chat.py)
     task: str = ""  # the task as the first message says it (for `narrowed`)
+    base: tuple[str, str, str] | None = None  # narrowed from: the file, its text, the error's kind
     same: int = 0  # replies in a row that sent files back unchanged while the check failed
     restart: Callable[[str], str] | None = None  # the first message again, as things are now (editturn.py)
     applied: bool = False  # an edit of this session was committed
@@ -100,6 +97,10 @@ class EditMode:
         failed = self._check(ctx, step) if changed and self.checks else None
         if failed and before and before[1] and self._signature(ctx) == before:  # the change did not reach it
             self._again(ctx)
+        elif failed and self.base and _kind(error_in(self.failing)) != self.base[2]:
+            failed = self._undo(ctx, step)
+        elif changed:
+            self.base = None  # passed, or failing the same way further on: kept
         if failed:
             return "\n\n".join([*notes, failed])
         lost = any(LOST in note for note in notes)  # asked first, even when it said DONE or the check passed
@@ -130,14 +131,29 @@ class EditMode:
         self.same += 1
         self.draws += 1
         self.excerpt = shown = self._excerpt(ctx) or keep
+        if shown and self.task and self.base is None:
+            self.base = (shown.path, editio.current(ctx, shown.path) or "", _kind(error_in(self.failing)))
         if shown and self.task:
             name = self.about.name if self.about and self.about.path == shown.path else ""
             self.narrow = shown.narrowed(error_in(self.failing), name, self.task)
         return shown
 
+    def _undo(self, ctx: ToolContext, step: int) -> str:
+        """A narrowed try that made the check fail another way is undone — a commit that puts the file back
+        as the narrowing found it (the try stays in the history) — and the next try starts from there: the
+        1.5B model's tries at ad4e50bd7c wandered, each from the last, into other functions' code."""
+        assert self.base is not None
+        path, text, _ = self.base
+        error = error_in(self.failing) or "another failure"
+        self._run("edit", {"command": "create", "path": path, "file_text": text}, ctx, f"undo_{step}")
+        said = self._commit([path], f"Undo a try that failed with {error[:80]}", ctx, step, "undo_commit")
+        self._check(ctx, f"{step}_undone")  # the failure as it was, for the next try
+        self._again(ctx)
+        return f"[openbot] That change made the check fail another way ({error}), so it was undone. {said}"
+
     def _signature(self, ctx: ToolContext) -> tuple[str, str, str]:
         """The check's last failure: the file, the text of the line it points at, the error."""
-        text = _current(ctx, self.place) if self.place else None
+        text = editio.current(ctx, self.place) if self.place else None
         lines = (text or "").splitlines()
         code = lines[self.line - 1].strip() if 0 < self.line <= len(lines) else ""
         return self.place, code, error_in(self.failing)
@@ -146,7 +162,7 @@ class EditMode:
         """The lines around the failing line when it is the code's (not a test's), within its function."""
         if not self.place.endswith(".py") or is_test(self.place):
             return None
-        text = _current(ctx, self.place)
+        text = editio.current(ctx, self.place)
         about = self.about if self.about and self.about.path == self.place and self.about.text else None
         first, last = (about.first, about.first + about.text.count("\n") - 1) if about else (1, 0)
         return excerpt(self.place, text, self.line, first, last) if text else None
@@ -185,7 +201,7 @@ class EditMode:
         for n, edit in enumerate(edits, 1):
             path = repair(edit.path, self.files, self.in_chat, str(ctx.workdir.resolve()), self.new)
             moved = f" (you wrote {edit.path})" if path != edit.path else ""
-            before = _current(ctx, path)
+            before = editio.current(ctx, path)
             put = put_edit(shown, path, before, edit)
             whole: str | None = put
             said = (
@@ -216,25 +232,26 @@ class EditMode:
                 notes.append(f"If you meant to add to it, send it whole, as:\n{path}\n```\n{both}\n```")
         return notes, changed
 
-    def _commit(self, changed: list[str], text: str, ctx: ToolContext, step: int) -> str:
+    def _commit(self, changed: list[str], text: str, ctx: ToolContext, step: int, id: str = "commit") -> str:
         message = commit_message(text, changed)
         paths = " ".join(shlex.quote(p) for p in changed)
         command = (
             f"git add -A -- {paths} && git -c core.hooksPath=/dev/null commit -q -m {shlex.quote(message)}"
             " && git log -1 --format=%h"
         )
-        out = self._run("shell", {"command": command}, ctx, f"commit_{step}")
-        if _exit_code(out) != 0:
-            return f"[openbot] could not commit: {_body(out)[-500:]}"
+        out = self._run("shell", {"command": command}, ctx, f"{id}_{step}")
+        if editio.exit_code(out) != 0:
+            return f"[openbot] could not commit: {editio.body(out)[-500:]}"
         self.applied = True
-        return f"[openbot] committed {_body(out).strip()}: {message}"
+        return f"[openbot] committed {editio.body(out).strip()}: {message}"
 
     def _command(self, commands: list[str], ctx: ToolContext, step: int) -> str:
         out = self._run("shell", {"command": commands[0]}, ctx, f"sh_{step}")
         later = (
             f"\n(only the first ```sh block runs: {len(commands) - 1} more not run)" if commands[1:] else ""
         )
-        return f"[openbot] ran `{_short(commands[0])}`: {_head(out)}\n{tail(_body(out))}{later}"
+        ran = f"[openbot] ran `{editio.short(commands[0])}`: {editio.head(out)}"
+        return f"{ran}\n{tail(editio.body(out))}{later}"
 
     def before(self, ctx: ToolContext) -> str:
         """The check once before the first reply, for the first message: what fails now and where, so
@@ -245,7 +262,7 @@ class EditMode:
         about = f"\n{self.about.shown()}" if self.about else ""
         return failed.removesuffix(say.FIX).replace(say.FAILED, say.NOW, 1).strip() + about
 
-    def _check(self, ctx: ToolContext, step: int, limit: int = TAIL_CHARS) -> str | None:
+    def _check(self, ctx: ToolContext, step: int | str, limit: int = TAIL_CHARS) -> str | None:
         """The check after an edit: None when every command passed, else what failed."""
         for n, command in enumerate(self.checks, 1):
             input: dict[str, object] = {
@@ -253,15 +270,15 @@ class EditMode:
                 "timeout_secs": self.check_timeout_secs,
             }
             out = self._run("shell", input, ctx, f"check_{step}_{n}")
-            if _exit_code(out) != 0:
-                spot = place(_body(out), ctx.workdir, self.files)
-                where = explain(_body(out), ctx.workdir, spot)
-                self.failing = where or f"`{_short(command)}` failed ({_head(out)})"
+            if editio.exit_code(out) != 0:
+                spot = place(editio.body(out), ctx.workdir, self.files)
+                where = explain(editio.body(out), ctx.workdir, spot)
+                self.failing = where or f"`{editio.short(command)}` failed ({editio.head(out)})"
                 self.about = focus(ctx.workdir, self.files, *spot) if spot else None
                 self.place, self.line = spot if spot else ("", 0)
                 return (
-                    f"{say.FAILED}`{_short(command)}` failed ({_head(out)}):\n```\n"
-                    f"{tail(_body(out), limit)}\n```\n{where + chr(10) if where else ''}{say.FIX}"
+                    f"{say.FAILED}`{editio.short(command)}` failed ({editio.head(out)}):\n```\n"
+                    f"{tail(editio.body(out), limit)}\n```\n{where + chr(10) if where else ''}{say.FIX}"
                 )
         self.failing, self.about, self.place, self.line = "", None, "", 0
         return None
@@ -271,28 +288,6 @@ class EditMode:
         return run_tool(self.tools, name, input, ctx, id)
 
 
-def _current(ctx: ToolContext, path: str) -> str | None:
-    """The file's text now, None when it does not exist (or cannot be read as text)."""
-    try:
-        target = resolve_inside(ctx.workdir, path)
-        text, _ = read_text_capped(target, root=ctx.workdir.resolve(), limit=READ_LIMIT)
-    except Exception:  # outside the checkout, a directory, binary: the edit tool says why on writing
-        return None
-    return text
-
-
-def _exit_code(out: ToolOutput) -> int | None:
-    m = re.match(r"exit code: (-?\d+)", out.content)
-    return int(m.group(1)) if m and not out.is_error else None
-
-
-def _head(out: ToolOutput) -> str:
-    return out.content.split("\n", 1)[0]
-
-
-def _body(out: ToolOutput) -> str:
-    return out.content.split("\n", 1)[1] if "\n" in out.content else ""
-
-
-def _short(command: str) -> str:
-    return command if len(command) <= 120 else command[:117] + "..."
+def _kind(error: str) -> str:
+    """An error's kind: `TypeError` of `TypeError: unsupported operand ...`."""
+    return error.split(":", 1)[0].strip()

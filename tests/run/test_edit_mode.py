@@ -482,17 +482,40 @@ def test_each_new_try_at_the_same_failure_gets_a_seed_not_used_before(tmp_path: 
     1.5B model commented the failing line out, then back in, 20 times (isodate ad4e50bd7c)."""
     test = "from micros import micros\n\nassert micros('1.5') == 500000\n"
     repo = make_repo(tmp_path / "proj", {"micros.py": MICROS, "test_micros.py": test})
-    out_commented = MICROS.replace("    micro = fraction * 1e6", "    # micro = fraction * 1e6")
+    further = MICROS.replace("fraction * 1e6", "fraction * Decimal(1000000)")
+    further = further.replace("micro.quantize(Decimal(1))", "micro + 0.5")  # a TypeError a line further
     fixed = MICROS.replace("fraction * 1e6", "fraction * 1000000")
-    whole = [reply(f"micros.py\n```python\n{text}```\n") for text in (MICROS, out_commented)]
-    commented = whole[1]  # a change that moves the failure: the seed count goes on from where it was
-    replies = [whole[0], commented, commented, reply(f"micros.py\n```python\n{fixed}```\n")]
+    whole = [reply(f"micros.py\n```python\n{text}```\n") for text in (MICROS, further)]
+    moved = whole[1]  # a change that moves the failure: the seed count goes on from where it was
+    replies = [whole[0], moved, moved, reply(f"micros.py\n```python\n{fixed}```\n")]
     with FakeOpenAI(replies, models={MODEL: {}}) as api:
         local_bot(api.base_url, 'verify = ["python3 test_micros.py"]')
         out = run_cli("run", "small", cwd=repo)
         seeds = [b.get("seed") for b in api.bodies]
     assert out.returncode == 0, out.stderr
     assert seeds == [None, 1, None, 2]
+
+
+def test_a_narrowed_try_that_fails_another_way_is_undone_and_the_next_starts_from_the_same_lines(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B model's narrowed tries at ad4e50bd7c each started from the last one's state and wandered
+    into other functions' code (AttributeError, UnboundLocalError) until the run's time was up."""
+    test = "from micros import micros\n\nassert micros('1.5') == 500000\n"
+    repo = make_repo(tmp_path / "proj", {"micros.py": MICROS, "test_micros.py": test})
+    same = reply(f"micros.py\n```python\n{MICROS}```\n")
+    away = reply("```python\n    fraction = second - int(second)\n    # micro = fraction * 1e6\n```\n")
+    fixed = reply(f"micros.py\n```python\n{MICROS.replace('fraction * 1e6', 'fraction * 1000000')}```\n")
+    with FakeOpenAI([same, away, fixed], models={MODEL: {}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_micros.py"]')
+        out = run_cli("run", "small", cwd=repo)
+        third = api.bodies[2]
+    assert out.returncode == 0, out.stderr
+    assert [m["role"] for m in third["messages"] if m["role"] != "system"] == ["user"]  # narrowed again
+    assert third["seed"] == 2 and "micro = fraction * 1e6" in last_user_text(third)  # the lines as they were
+    log = git(repo, "log", "--format=%s", branch_of(repo)).splitlines()
+    assert log[1].startswith("Undo a try that failed with UnboundLocalError")  # the try stays in history
+    assert show(repo, "micros.py") == MICROS.replace("fraction * 1e6", "fraction * 1000000").rstrip()
 
 
 def test_lines_of_a_python_file_sent_as_the_file_are_not_written_over_it(tmp_path: Path) -> None:
