@@ -52,7 +52,7 @@ class EditMode:
     last: str = ""  # the last reply, to know it sent again
     draws: int = 0  # replies sampled differently so far (the seed of the next: agent/models/openai/chat.py)
     task: str = ""  # the task as the first message says it (for `narrowed`)
-    base: tuple[str, str, str] | None = None  # narrowed from: the file, its text, the error's kind
+    base: tuple[str, str, str, int, int] | None = None  # narrowed from: file, text, error kind, lines shown
     same: int = 0  # replies in a row that sent files back unchanged while the check failed
     restart: Callable[[str], str] | None = None  # the first message again, as things are now (editturn.py)
     applied: bool = False  # an edit of this session was committed
@@ -95,10 +95,10 @@ class EditMode:
             notes.append(self._command(parsed.commands, ctx, step))
         before = self._signature(ctx) if changed and self.failing else None
         failed = self._check(ctx, step) if changed and self.checks else None
-        if failed and before and before[1] and self._signature(ctx) == before:  # the change did not reach it
-            self._again(ctx)
-        elif failed and self.base and _kind(error_in(self.failing)) != self.base[2]:
+        if failed and self.base and not self._further():
             failed = self._undo(ctx, step)
+        elif failed and not self.base and before and before[1] and self._signature(ctx) == before:
+            self._again(ctx)  # the change did not reach it
         elif changed:
             self.base = None  # passed, or failing the same way further on: kept
         if failed:
@@ -132,18 +132,25 @@ class EditMode:
         self.draws += 1
         self.excerpt = shown = self._excerpt(ctx) or keep
         if shown and self.task and self.base is None:
-            self.base = (shown.path, editio.current(ctx, shown.path) or "", _kind(error_in(self.failing)))
+            now = editio.current(ctx, shown.path) or ""
+            self.base = (shown.path, now, _kind(error_in(self.failing)), shown.start, shown.end)
         if shown and self.task:
             name = self.about.name if self.about and self.about.path == shown.path else ""
             self.narrow = shown.narrowed(error_in(self.failing), name, self.task)
         return shown
 
-    def _undo(self, ctx: ToolContext, step: int) -> str:
-        """A narrowed try that made the check fail another way is undone — a commit that puts the file back
-        as the narrowing found it (the try stays in the history) — and the next try starts from there: the
-        1.5B model's tries at ad4e50bd7c wandered, each from the last, into other functions' code."""
+    def _further(self) -> bool:
+        """The check fails with the narrowed error's kind away from the lines shown (a try is kept for it)."""
         assert self.base is not None
-        path, text, _ = self.base
+        path, _, kind, start, end = self.base
+        here = self.place == path and start <= self.line <= end
+        return _kind(error_in(self.failing)) == kind and not here
+
+    def _undo(self, ctx: ToolContext, step: int) -> str:
+        """A narrowed try that fails, not `_further`, is undone by a commit (it stays in the history); the
+        next starts from the same lines (at ad4e50bd7c the tries wandered, each from the last, afar)."""
+        assert self.base is not None
+        path, text = self.base[:2]
         error = error_in(self.failing) or "another failure"
         self._run("edit", {"command": "create", "path": path, "file_text": text}, ctx, f"undo_{step}")
         said = self._commit([path], f"Undo a try that failed with {error[:80]}", ctx, step, "undo_commit")

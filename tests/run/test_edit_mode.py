@@ -482,18 +482,16 @@ def test_each_new_try_at_the_same_failure_gets_a_seed_not_used_before(tmp_path: 
     1.5B model commented the failing line out, then back in, 20 times (isodate ad4e50bd7c)."""
     test = "from micros import micros\n\nassert micros('1.5') == 500000\n"
     repo = make_repo(tmp_path / "proj", {"micros.py": MICROS, "test_micros.py": test})
-    further = MICROS.replace("fraction * 1e6", "fraction * Decimal(1000000)")
-    further = further.replace("micro.quantize(Decimal(1))", "micro + 0.5")  # a TypeError a line further
     fixed = MICROS.replace("fraction * 1e6", "fraction * 1000000")
-    whole = [reply(f"micros.py\n```python\n{text}```\n") for text in (MICROS, further)]
-    moved = whole[1]  # a change that moves the failure: the seed count goes on from where it was
-    replies = [whole[0], moved, moved, reply(f"micros.py\n```python\n{fixed}```\n")]
+    same = reply(f"micros.py\n```python\n{MICROS}```\n")
+    here = reply("```python\n    fraction = second - int(second)\n    micro = fraction * 1e6 * 1\n```\n")
+    replies = [same, here, reply(f"micros.py\n```python\n{fixed}```\n")]  # a change between the two tries
     with FakeOpenAI(replies, models={MODEL: {}}) as api:
         local_bot(api.base_url, 'verify = ["python3 test_micros.py"]')
         out = run_cli("run", "small", cwd=repo)
         seeds = [b.get("seed") for b in api.bodies]
     assert out.returncode == 0, out.stderr
-    assert seeds == [None, 1, None, 2]
+    assert seeds == [None, 1, 2]
 
 
 def test_a_narrowed_try_that_fails_another_way_is_undone_and_the_next_starts_from_the_same_lines(
@@ -506,15 +504,18 @@ def test_a_narrowed_try_that_fails_another_way_is_undone_and_the_next_starts_fro
     same = reply(f"micros.py\n```python\n{MICROS}```\n")
     away = reply("```python\n    fraction = second - int(second)\n    # micro = fraction * 1e6\n```\n")
     fixed = reply(f"micros.py\n```python\n{MICROS.replace('fraction * 1e6', 'fraction * 1000000')}```\n")
-    with FakeOpenAI([same, away, fixed], models={MODEL: {}}) as api:
+    here = reply("```python\n    fraction = second - int(second)\n    micro = fraction * 1e6 * 1\n```\n")
+    with FakeOpenAI([same, away, here, fixed], models={MODEL: {}}) as api:
         local_bot(api.base_url, 'verify = ["python3 test_micros.py"]')
         out = run_cli("run", "small", cwd=repo)
-        third = api.bodies[2]
+        third, fourth = api.bodies[2], api.bodies[3]
     assert out.returncode == 0, out.stderr
     assert [m["role"] for m in third["messages"] if m["role"] != "system"] == ["user"]  # narrowed again
     assert third["seed"] == 2 and "micro = fraction * 1e6" in last_user_text(third)  # the lines as they were
+    assert fourth["seed"] == 3 and "micro = fraction * 1e6\n" in last_user_text(fourth)  # same spot: undone
     log = git(repo, "log", "--format=%s", branch_of(repo)).splitlines()
-    assert log[1].startswith("Undo a try that failed with UnboundLocalError")  # the try stays in history
+    assert log[1].startswith("Undo a try that failed with TypeError")  # each try stays in the history
+    assert log[3].startswith("Undo a try that failed with UnboundLocalError")
     assert show(repo, "micros.py") == MICROS.replace("fraction * 1e6", "fraction * 1000000").rstrip()
 
 
