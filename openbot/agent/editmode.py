@@ -93,11 +93,11 @@ class EditMode:
             notes.append(self._commit(changed, text, ctx, step))
         if parsed.commands:
             notes.append(self._command(parsed.commands, ctx, step))
-        before = self._signature(ctx) if changed and self.failing else None
+        before = self._signature(ctx) if changed and self.failing and not self.base else None
         failed = self._check(ctx, step) if changed and self.checks else None
         if failed and self.base and not self._further():
             failed = self._undo(ctx, step)
-        elif failed and not self.base and before and before[1] and self._signature(ctx) == before:
+        elif failed and before and before[1] and self._signature(ctx) == before:
             self._again(ctx)  # the change did not reach it
         elif changed:
             self.base = None  # passed, or failing the same way further on: kept
@@ -131,10 +131,10 @@ class EditMode:
         self.same += 1
         self.draws += 1
         self.excerpt = shown = self._excerpt(ctx) or keep
-        if shown and self.task and self.base is None:
-            now = editio.current(ctx, shown.path) or ""
-            self.base = (shown.path, now, _kind(error_in(self.failing)), shown.start, shown.end)
         if shown and self.task:
+            if self.base is None:
+                now = editio.current(ctx, shown.path) or ""
+                self.base = (shown.path, now, _kind(error_in(self.failing)), shown.start, shown.end)
             name = self.about.name if self.about and self.about.path == shown.path else ""
             self.narrow = shown.narrowed(error_in(self.failing), name, self.task)
         return shown
@@ -156,7 +156,7 @@ class EditMode:
         said = self._commit([path], f"Undo a try that failed with {error[:80]}", ctx, step, "undo_commit")
         self._check(ctx, f"{step}_undone")  # the failure as it was, for the next try
         self._again(ctx)
-        return f"[openbot] That change made the check fail another way ({error}), so it was undone. {said}"
+        return f"[openbot] That change left the check failing ({error}), so it was undone. {said}"
 
     def _signature(self, ctx: ToolContext) -> tuple[str, str, str]:
         """The check's last failure: the file, the text of the line it points at, the error."""
@@ -209,13 +209,10 @@ class EditMode:
             path = repair(edit.path, self.files, self.in_chat, str(ctx.workdir.resolve()), self.new)
             moved = f" (you wrote {edit.path})" if path != edit.path else ""
             before = editio.current(ctx, path)
-            put = put_edit(shown, path, before, edit)
-            whole: str | None = put
-            said = (
-                say.PUT.format(shown.start, shown.end) if shown and put is not None and put != before else ""
-            )
-            if put is None:
-                whole, said = self.whole.judge(path, before, edit)
+            put = put_edit(shown, path, before, edit)  # the lines shown, changed: not the whole file seen
+            whole, said = (put, "") if put is not None else self.whole.judge(path, before, edit)
+            if shown and put is not None and put != before:
+                said = say.PUT.format(shown.start, shown.end)
             new, problem = (whole, "") if whole is not None else ("", said) if said else edited(before, edit)
             if problem:
                 notes.append(f"{path}{moved}: not changed: {problem}")
@@ -232,7 +229,7 @@ class EditMode:
             self.files.add(path)
             how = "search/replace" if edit.search is not None else said or "whole file"
             notes.append(f"{path}{moved}: written ({how}){lost(before, new) if edit.search is None else ''}")
-            if edit.search is None and not said.startswith((SPLICED, say.PUT[:6])):
+            if edit.search is None and put is None and not said.startswith(SPLICED):
                 self.whole.seen.add(path)
             if LOST in notes[-1]:
                 both = f"{(before or '').rstrip()}\n{new.rstrip()}"  # what an addition would have made

@@ -53,28 +53,18 @@ class EditTurn(Turn):
         messages = self.conversation.messages
         last = messages[-1] if messages and messages[-1]["role"] == "user" else None
         said = "\n\n".join(b["text"] for b in blocks_of(last) if b["type"] == "text") if last else ""
-        before = self.context.measure(messages)
-        self.conversation.start_segment({"role": "user", "content": [text_block(self.edits.restart(said))]})
-        self.keep_from = 0
         self.context.compactions += 1
-        self.context.reset()
-        data = {"tokens_before": before, "summary_chars": 0, "compactions": self.context.compactions}
-        self.ctx.sink.emit(Notice(kind="context_compacted", message=RESTARTED.format(before), data=data))
+        self._begin(self.edits.restart(said), RESTARTED)
 
-    def _narrow(self, first: str) -> None:
-        """A new segment that is only `first` (EditMode.narrowed: the error, the lines that fail, the task):
-        the model's earlier copies of the file, which it copied again, are no longer in front of it."""
+    def _begin(self, first: str, how: str, **data: object) -> None:
+        """A new segment that is only `first` (the first message made again, or EditMode.narrowed), said
+        as a `context_compacted` notice (`how`, `data`: what started it)."""
         before = self.context.measure(self.conversation.messages)
         self.conversation.start_segment({"role": "user", "content": [text_block(first)]})
         self.keep_from = 0
         self.context.reset()
-        data = {
-            "tokens_before": before,
-            "summary_chars": 0,
-            "compactions": self.context.compactions,
-            "narrowed": True,
-        }
-        self.ctx.sink.emit(Notice(kind="context_compacted", message=NARROWED.format(before), data=data))
+        said = {"tokens_before": before, "summary_chars": 0, "compactions": self.context.compactions, **data}
+        self.ctx.sink.emit(Notice(kind="context_compacted", message=how.format(before), data=said))
 
     def _request(self) -> ModelRequest:
         return dataclasses.replace(
@@ -83,9 +73,9 @@ class EditTurn(Turn):
 
     def _execute(self, reply: ModelReply) -> None:
         said = self.edits.act(reply.text, self.ctx, self.result.steps, reply.truncated)
-        narrowed = self.edits.narrowed()
-        if narrowed:
-            self._narrow(narrowed)
+        narrowed = self.edits.narrowed()  # the error, the lines that fail, the task: the model's earlier
+        if narrowed:  # copies of the file, which it copied again, are no longer in front of it
+            self._begin(narrowed, NARROWED, narrowed=True)
         else:
             self.conversation.add_user_text(said)
         if self.ctx.cancel.is_set():
