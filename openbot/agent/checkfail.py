@@ -19,22 +19,21 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+)|^([\w./-]+\.py):(\d+):', re.M)
 _ERROR = re.compile(r"^(?:E\s+)?((?:[\w.]+\.)?\w*(?:Error|Exception|Failure|Exit)\b.*|E\s+assert\b.*)$")
 
 
-def explain(output: str, root: Path, spot: tuple[str, int] | None) -> str:
-    """The lines after a failed check's output: the error and the place (`place`'s answer), "" when
-    neither is found."""
-    lines = [line.rstrip() for line in output.splitlines()]
-    errors = [line.strip().removeprefix("E").strip() for line in lines if _ERROR.match(line.strip())]
-    parts = [f"The error: `{errors[-1][:300]}`"] if errors else []
+def explain(error: str, root: Path, spot: tuple[str, int] | None) -> str:
+    """The lines after a failed check's output: its error (`error_of`'s answer) and the place (`place`'s),
+    "" when neither is found."""
+    parts = [f"The error: `{error}`"] if error else []
     if spot:
         path, number = spot
         parts.append(f"It points at {path} line {number}:\n```\n{_around(root, path, number)}\n```")
     return "\n".join(parts)
 
 
-def error_in(explained: str) -> str:
-    """The error `explain` named in `explained`, as it was printed ("" when it named none)."""
-    said = next((line for line in explained.splitlines() if line.startswith("The error: `")), "")
-    return said.removeprefix("The error: `").removesuffix("`")
+def error_of(output: str) -> str:
+    """The last line of a failed check's output that names an exception ("" when none does)."""
+    lines = [line.strip() for line in output.splitlines()]
+    errors = [line.removeprefix("E").strip() for line in lines if _ERROR.match(line)]
+    return errors[-1][:300] if errors else ""
 
 
 def tail(text: str, limit: int = TAIL_CHARS) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from openbot.agent import editio
 from openbot.agent import editwords as say
-from openbot.agent.checkfail import TAIL_CHARS, error_in, explain, place, tail
+from openbot.agent.checkfail import TAIL_CHARS, error_of, explain, place, tail
 from openbot.agent.edits import Edit, Parsed, commit_message, edited, parse_reply, repair, summary
 from openbot.agent.excerpt import Excerpt, excerpt, put_edit
 from openbot.agent.focus import Focus, focus
@@ -44,6 +44,7 @@ class EditMode:
     new: list[str] = field(default_factory=list)  # files the task names that do not exist yet
     told: bool = False  # the format was explained after a reply with nothing in it
     failing: str = ""  # what the check's last failure said (the error, the line it points at)
+    error: str = ""  # the error line of that failure ("" when none names an exception)
     about: Focus | None = None  # the function the check's last failure is about (agent/focus.py)
     place: str = ""  # the file the check's last failure points at
     line: int = 0  # and its line there
@@ -134,9 +135,9 @@ class EditMode:
         if shown and self.task:
             if self.base is None:
                 now = editio.current(ctx, shown.path) or ""
-                self.base = (shown.path, now, _kind(error_in(self.failing)), shown.start, shown.end)
+                self.base = (shown.path, now, _kind(self.error), shown.start, shown.end)
             name = self.about.name if self.about and self.about.path == shown.path else ""
-            self.narrow = shown.narrowed(error_in(self.failing), name, self.task)
+            self.narrow = shown.narrowed(self.error, name, self.task)
         return shown
 
     def _further(self) -> bool:
@@ -144,14 +145,14 @@ class EditMode:
         assert self.base is not None
         path, _, kind, start, end = self.base
         here = self.place == path and start <= self.line <= end
-        return _kind(error_in(self.failing)) == kind and not here
+        return _kind(self.error) == kind and not here
 
     def _undo(self, ctx: ToolContext, step: int) -> str:
         """A narrowed try that fails, not `_further`, is undone by a commit (it stays in the history); the
         next starts from the same lines (at ad4e50bd7c the tries wandered, each from the last, afar)."""
         assert self.base is not None
         path, text = self.base[:2]
-        error = error_in(self.failing) or "another failure"
+        error = self.error or "another failure"
         self._run("edit", {"command": "create", "path": path, "file_text": text}, ctx, f"undo_{step}")
         said = self._commit([path], f"Undo a try that failed with {error[:80]}", ctx, step, "undo_commit")
         self._check(ctx, f"{step}_undone")  # the failure as it was, for the next try
@@ -163,7 +164,7 @@ class EditMode:
         text = editio.current(ctx, self.place) if self.place else None
         lines = (text or "").splitlines()
         code = lines[self.line - 1].strip() if 0 < self.line <= len(lines) else ""
-        return self.place, code, error_in(self.failing)
+        return self.place, code, self.error
 
     def _excerpt(self, ctx: ToolContext) -> Excerpt | None:
         """The lines around the failing line when it is the code's (not a test's), within its function."""
@@ -276,7 +277,8 @@ class EditMode:
             out = self._run("shell", input, ctx, f"check_{step}_{n}")
             if editio.exit_code(out) != 0:
                 spot = place(editio.body(out), ctx.workdir, self.files)
-                where = explain(editio.body(out), ctx.workdir, spot)
+                self.error = error_of(editio.body(out))
+                where = explain(self.error, ctx.workdir, spot)
                 self.failing = where or f"`{editio.short(command)}` failed ({editio.head(out)})"
                 self.about = focus(ctx.workdir, self.files, *spot) if spot else None
                 self.place, self.line = spot if spot else ("", 0)
@@ -284,7 +286,7 @@ class EditMode:
                     f"{say.FAILED}`{editio.short(command)}` failed ({editio.head(out)}):\n```\n"
                     f"{tail(editio.body(out), limit)}\n```\n{where + chr(10) if where else ''}{say.FIX}"
                 )
-        self.failing, self.about, self.place, self.line = "", None, "", 0
+        self.failing, self.error, self.about, self.place, self.line = "", "", None, "", 0
         return None
 
     def _run(self, name: str, input: dict[str, object], ctx: ToolContext, id: str) -> ToolOutput:
