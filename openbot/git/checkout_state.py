@@ -1,10 +1,11 @@
-"""What the user's checkout is in the middle of, said once at the start of a run.
-
-The bot starts from the user's last commit: uncommitted changes and a half-done rebase or merge are not
-part of it. That is right, but surprising when unsaid, so a run names it in one line each.
+"""What a checkout is in the middle of: the user's, said once at the start of a run (the bot starts from
+the user's last commit: uncommitted changes and a half-done rebase or merge are not part of it — right,
+but surprising when unsaid); the agent's, looked at before its work is checked (`status_look`).
 """
 
 from __future__ import annotations
+
+import shutil
 
 from openbot import gate
 from openbot.git.repo import RepoInfo
@@ -59,3 +60,21 @@ def checkout_notices(repo: RepoInfo, with_changes: bool) -> list[str]:
             " (--with-changes carries them into its worktree)"
         )
     return notices
+
+
+LOOK_SECS = 5
+UNTRACKED_UNKNOWN = f"(untracked files not listed: git status did not answer in {LOOK_SECS} s)"
+
+
+def status_look() -> list[str]:
+    """`git status --porcelain` in the agent's checkout, as a command for its walls: bounded, then without
+    the untracked files. Listing those reads every directory's `.gitignore`, and a FIFO the agent named so
+    blocks git's read until a writer comes (it cost every completion 60 s); without them git reads none.
+    git and timeout are openbot's, not ones the agent put first on its PATH (.venv/bin)."""
+    git = [shutil.which("git") or "git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]
+    script = (
+        f't=$1; shift; "$t" -k 1 {LOOK_SECS} "$@" 2>/dev/null'
+        ' || { "$@" --untracked-files=no 2>/dev/null && echo "$0"; }'
+    )
+    timeout = shutil.which("timeout") or "timeout"
+    return ["/bin/sh", "-c", script, UNTRACKED_UNKNOWN, timeout, *git, "status", "--porcelain"]

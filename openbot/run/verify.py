@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +28,7 @@ from openbot.agent.tools.shell import ShellTool
 from openbot.config.verify import EVIDENT, setup_caveat
 from openbot.errors import OpenbotError
 from openbot.events import EventSink, Notice
+from openbot.git.checkout_state import status_look
 from openbot.git.runsdir import empty_trash_later
 from openbot.run.plan import RunPlan
 from openbot.run.record import Recorder
@@ -219,9 +219,8 @@ class Verifier:
         """What `git status` lists in the agent's checkout, run confined like the agent's own commands
         (its output only informs the agent; nothing is decided on it)."""
         ws = self.workspace
-        git = shutil.which("git") or "git"  # openbot's, not one the agent put first on its PATH (.venv/bin)
-        argv = [git, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "status", "--porcelain"]
         env = {**ws.env, **(ws.sandbox.env() if ws.sandbox is not None else {})}
+        argv = status_look()
         waited = self._in_waiting_sandbox(argv, env)
         if waited is None:
             from openbot.sandbox import SandboxPolicy
@@ -246,8 +245,7 @@ class Verifier:
         shell = next((t for t in self.tools if isinstance(t, ShellTool)), None)
         if shell is None or sandbox is None:
             return None
-        quiet = ["/bin/sh", "-c", 'exec "$@" 2>/dev/null', "sh", *argv]  # stderr shares stdout there
-        return shell.output_in_waiting(sandbox, ws.workdir, quiet, env)
+        return shell.output_in_waiting(sandbox, ws.workdir, argv, env)
 
     def _stop_agent(self) -> int:
         """No process of the agent's is alive while its work is checked."""

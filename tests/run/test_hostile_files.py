@@ -277,7 +277,10 @@ def test_a_committed_bot_config_linked_out_of_the_repo_is_refused(repo: Path) ->
 )
 def test_an_unreadable_gitignore_does_not_hang_the_wip_commit(repo: Path, plant: str) -> None:
     """The agent plants something git reads by name and then leaves work uncommitted: the run still ends,
-    its work is saved in the WIP commit, whose message names what openbot renamed aside."""
+    its work is saved in the WIP commit, whose message names what openbot renamed aside. The look at its
+    checkout before the completion is taken (`git status`, which blocked on the FIFO until its 60 s ran
+    out and then listed nothing) says the untracked files are unknown: the completion is not questioned as
+    one that changed nothing."""
     make_bot(
         "plant",
         [step("", shell(f"{plant} && echo kept > notes.txt")), step("", complete())],
@@ -285,6 +288,9 @@ def test_an_unreadable_gitignore_does_not_hang_the_wip_commit(repo: Path, plant:
     out = run_cli("run", "plant", "--json", cwd=repo, timeout=90)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
+    assert not result["nothing_changed"], out.stderr
+    (session,) = sessions("plant")
+    assert not [e for e in events(session) if e["type"] == "notice" and e["kind"] == "nothing_changed"]
     assert len(result["wip_commits"]) == 1, out.stderr
     wip = result["wip_commits"][0]
     assert git(repo, "show", f"{wip}:notes.txt") == "kept"
