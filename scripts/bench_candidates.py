@@ -30,7 +30,7 @@ def passes(check: str, cwd: str) -> bool:
 
 
 def main() -> None:
-    for library in LIBRARIES:
+    for library in sys.argv[1:] or LIBRARIES:
         root = clone(library)
         for t in history_tasks(root, 200, LIBRARIES[library][2], Limits()):
             sha = t.base

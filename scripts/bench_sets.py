@@ -4,7 +4,8 @@ A: six small tasks written for this benchmark and tuned for no harness (create a
    fix a NameError, add a function a test needs, an off-by-one, a .gitignore line); one prompt names no file.
 B: fixes from real repositories' history, exactly as `openbot eval --from-history` makes them (the commit's
    code taken back, its tests in place, its message as the prompt; the check restores its tests first).
-   The repositories are small pure-Python libraries whose tests need only the standard library.
+   The repositories are small pure-Python libraries whose tests need only the standard library (unittest):
+   cachetools and isodate; more-itertools, tomli and pathspec since 2026-11-28 14:10 UTC.
 suite: the project's own 11 tasks (scripts/bench_tasks.py), for comparison with earlier figures.
 """
 
@@ -23,6 +24,9 @@ REPOS = Path(os.environ.get("BENCH_TOOLS", "/work/bench-tools")) / "repos"  # as
 LIBRARIES = {
     "cachetools": ("tkem+cachetools", "9a6cb65aae", "/usr/bin/python3 -m unittest {tests}"),
     "isodate": ("gweis+isodate", "89f80896e0", "PYTHONPATH=src /usr/bin/python3 -m unittest {tests}"),
+    "more-itertools": ("more-itertools+more-itertools", "2fe1b2eeb9", "/usr/bin/python3 -m unittest {tests}"),
+    "tomli": ("hukkin+tomli", "920e20b1cf", "PYTHONPATH=src /usr/bin/python3 -m unittest {tests}"),
+    "pathspec": ("cpburnz+python-pathspec", "6568072c27", "/usr/bin/python3 -m unittest {tests}"),
 }
 # (library, commit): small fixes whose tests run offline on Python 3.11 and fail with the fix taken back
 HISTORY = [
@@ -34,6 +38,16 @@ HISTORY = [
     # fix is one source file of at most 8 changed lines and whose check fails with the fix taken back and
     # passes with it on Python 3.11 — 9a6cb65aae and 5988e988f5 (above) and this one
     ("isodate", "ad4e50bd7c"),  # "Adapt after 2to3 removal" (unnamed: isotime.py's `long`)
+    # added 2026-11-28 14:10 UTC, by the same rule over three more small unittest libraries (chosen before
+    # any harness ran on them), the newest two tasks of each (`bench_candidates.py more-itertools tomli
+    # pathspec` lists every one): five of five B tasks were unsolved by every harness, which measured
+    # nothing but the model; these widen the set without anyone picking a task by its difficulty
+    ("more-itertools", "0e6acdf9b6"),  # "Raise a clear ValueError for negative n in chunked" (unnamed)
+    ("more-itertools", "958990e22c"),  # "Raise for negative slice sizes in sliced()" (unnamed)
+    ("tomli", "4e245a4bbb"),  # "`tomli.loads`: Raise TypeError not AttributeError" (unnamed)
+    ("tomli", "8b962e1349"),  # "Raise a friendly `TypeError` for wrong file mode" (unnamed)
+    ("pathspec", "4edba25489"),  # "Add test cases for duplicate leading double-asterisk" (unnamed)
+    ("pathspec", "8bf0b6b11f"),  # "Improved byte strings" (unnamed)
 ]
 
 
