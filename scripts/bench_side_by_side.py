@@ -32,8 +32,8 @@ refuses to work when CODEX_HOME lies under the temporary directory (every comman
 removed at the end.
 
 Passes (`--passes`, default both): `idle` as the machine is, and `neighbour` with one CPU-bound process
-(this interpreter running `while True: pass`) that the script starts before the pass and stops after
-it — the load a shared machine adds. Each pass has its own warm-up and table; after them, each tool's
+(this interpreter running `while True: pass`, in a session of its own since 2026-11-28 14:30 UTC) that the
+script starts before the pass and stops after it — the load a shared machine adds. Each pass has its own warm-up and table; after them, each tool's
 slowdown under the neighbour (the medians' ratio, neighbour ÷ idle) for the loop, the end of the run
 and the whole run.
 
@@ -646,7 +646,11 @@ def bench_pass(
     """One pass's runs (each marked with the pass), with the neighbour running throughout when asked."""
     neighbour = None
     if name == "neighbour":
-        neighbour = subprocess.Popen([sys.executable, "-c", NEIGHBOUR], stdin=subprocess.DEVNULL)
+        # In a session of its own, as another job on a shared machine is: in this script's session it
+        # shared an autogroup (one scheduling entity) with the model stand-in's request handlers
+        neighbour = subprocess.Popen(
+            [sys.executable, "-c", NEIGHBOUR], stdin=subprocess.DEVNULL, start_new_session=True
+        )
         time.sleep(1)  # the load average starts to show it; the runs compete with it from the first
     print(f"── pass: {name}" + (f" (neighbour pid {neighbour.pid})" if neighbour else ""), file=sys.stderr)
     try:
