@@ -74,10 +74,16 @@ def _enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFuncti
 
 
 def _calls_before(func: ast.AST, line: int) -> list[str]:
-    """The names the function calls on or before `line`, in order (`self.assert*` and builtins left out)."""
+    """The names the function calls up to the end of the statement on `line`, in order (`self.assert*`
+    and builtins left out): a traceback names a statement's first line, and the code an assertion spread
+    over lines is about is called on a later one (`self.assertRaisesRegex(` … `lambda: chunked(x, -1))`)."""
+    end = max(
+        (s.end_lineno or s.lineno for s in ast.walk(func) if isinstance(s, ast.stmt) and s.lineno == line),
+        default=line,
+    )
     calls = []
     for node in ast.walk(func):
-        if isinstance(node, ast.Call) and node.lineno <= line:
+        if isinstance(node, ast.Call) and node.lineno <= end:
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
             if name and not name.startswith("assert") and name not in _SKIP:

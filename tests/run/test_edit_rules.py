@@ -158,3 +158,33 @@ def test_the_file_the_check_fails_in_is_shown_first_in_place_of_the_repo_maps_gu
     assert first.startswith("# Files\ntimes.py\n```python\ndef micro(text):")
     assert "dates.py\n```" not in first and "dates.py" in first  # listed, not shown
     assert "The code it is about: `micro` in times.py (line 1):" in first
+
+
+def test_the_code_an_assertion_over_several_lines_calls_is_shown(tmp_path: Path) -> None:
+    """more-itertools 0e6acdf9b6 ("Raise a clear ValueError for negative n in chunked()"): the traceback
+    names the first line of `self.assertRaisesRegex(`, and `chunked` is called three lines below it, so
+    no code was shown; the repo map showed the file of `tail()`, which the message names in passing."""
+    helpers = "".join(f"def helper_{k}(value):\n    return value + {k}\n\n" for k in range(40))
+    filler = {f"mod{n}.py": helpers for n in range(6)}
+    chunks = "from itertools import islice\n\n\ndef chunked(items, n):\n    it = iter(items)\n"
+    chunks += "    while chunk := list(islice(it, n)):\n        yield chunk\n"
+    tails = "".join(f"# tail() keeps the last n items, step {k}\n" for k in range(60))
+    tails += "def tail(n, items):\n    return list(items)[-n:]\n"
+    test = (
+        "import unittest\n\nfrom chunks import chunked\n\n\nclass ChunkedTests(unittest.TestCase):\n"
+        "    def test_negative(self):\n        self.assertRaisesRegex(\n            ValueError,\n"
+        '            "n must be at least 0",\n            lambda: list(chunked("ABCDE", -1)),\n'
+        "        )\n\n\nunittest.main()\n"
+    )
+    repo = make_repo(
+        tmp_path / "proj",
+        {**filler, "tails.py": tails, "chunks.py": chunks, "test_chunks.py": test},
+    )
+    task = "Raise a clear ValueError for negative n in chunked(), matching tail()."
+    with FakeOpenAI([reply("DONE"), reply("DONE")], models={MODEL: {"context_window": 8192}}) as api:
+        local_bot(api.base_url, 'verify = ["python3 test_chunks.py"]')
+        run_cli("run", "small", "--prompt", task, cwd=repo)
+        first = last_user_text(api.bodies[0])
+    assert 'AssertionError: "n must be at least 0" does not match' in first
+    assert "The code it is about: `chunked` in chunks.py (line 4):" in first
+    assert first.startswith("# Files\nchunks.py\n```python\nfrom itertools import islice")
