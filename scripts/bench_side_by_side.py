@@ -33,9 +33,9 @@ removed at the end.
 
 Passes (`--passes`, default both): `idle` as the machine is, and `neighbour` with one CPU-bound process
 (this interpreter running `while True: pass`, in a session of its own since 2026-11-28 14:30 UTC) that the
-script starts before the pass and stops after it — the load a shared machine adds. Each pass has its own warm-up and table; after them, each tool's
-slowdown under the neighbour (the medians' ratio, neighbour ÷ idle) for the loop, the end of the run
-and the whole run.
+script starts before the pass and stops after it — the load a shared machine adds. Each pass has its own
+warm-up and table; after them, each tool's slowdown under the neighbour (the medians' ratio, neighbour ÷
+idle) for the loop, the end of the run and the whole run.
 
 Self-checks (each must end in a refusal, exit 1): `--break PEER` makes every command asked of PEER fail
 (`false && …`); `--old-codex-home` puts CODEX_HOME under the temporary directory as this script once did.
