@@ -36,6 +36,11 @@ def error_of(output: str) -> str:
     return errors[-1][:300] if errors else ""
 
 
+def kind_of(error: str) -> str:
+    """An error's kind: `TypeError` of `TypeError: unsupported operand ...`."""
+    return error.split(":", 1)[0].strip()
+
+
 def tail(text: str, limit: int = TAIL_CHARS) -> str:
     text = text.strip("\n")
     return text if len(text) <= limit else "[...]\n" + text[-limit:]

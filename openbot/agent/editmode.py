@@ -14,15 +14,15 @@ checkout, runs the bot's check and sends back what failed — as aider drives a 
 from __future__ import annotations
 
 import dataclasses
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from openbot.agent import editio
 from openbot.agent import editwords as say
-from openbot.agent.checkfail import TAIL_CHARS, error_of, explain, place, tail
+from openbot.agent.checkfail import TAIL_CHARS, error_of, explain, kind_of, place, tail
+from openbot.agent.editback import Start, message, note
 from openbot.agent.edits import Edit, Parsed, commit_message, edited, parse_reply, repair, summary
-from openbot.agent.excerpt import Excerpt, excerpt, put_edit
+from openbot.agent.excerpt import Excerpt, around, put_edit
 from openbot.agent.focus import Focus, focus
 from openbot.agent.repomap import is_test
 from openbot.agent.tools.base import Tool, ToolContext, ToolOutput
@@ -57,6 +57,7 @@ class EditMode:
     same: int = 0  # replies in a row that sent files back unchanged while the check failed
     restart: Callable[[str], str] | None = None  # the first message again, as things are now (editturn.py)
     applied: bool = False  # an edit of this session was committed
+    start: Start = field(default_factory=Start)  # the files and the failure before any edit (editback.py)
     whole: WholeFiles = field(default_factory=WholeFiles)
 
     def __post_init__(self) -> None:
@@ -101,7 +102,7 @@ class EditMode:
         elif failed and before and before[1] and self._signature(ctx) == before:
             self._again(ctx)  # the change did not reach it
         elif changed:
-            self.base = None  # passed, or failing the same way further on: kept
+            self.base, self.start.undone = None, 0  # passed, or failing the same way further on: kept
         if failed:
             return "\n\n".join([*notes, failed])
         lost = any(LOST in note for note in notes)  # asked first, even when it said DONE or the check passed
@@ -131,11 +132,12 @@ class EditMode:
         left behind. The lines, None when the failing line is not the code's."""
         self.same += 1
         self.draws += 1
-        self.excerpt = shown = self._excerpt(ctx) or keep
+        now = editio.current(ctx, self.place) if self.place else None
+        self.excerpt = shown = around(self.place, now, self.line, self.about) or keep
         if shown and self.task:
             if self.base is None:
                 now = editio.current(ctx, shown.path) or ""
-                self.base = (shown.path, now, _kind(self.error), shown.start, shown.end)
+                self.base = (shown.path, now, kind_of(self.error), shown.start, shown.end)
             name = self.about.name if self.about and self.about.path == shown.path else ""
             self.narrow = shown.narrowed(self.error, name, self.task)
         return shown
@@ -145,7 +147,7 @@ class EditMode:
         assert self.base is not None
         path, _, kind, start, end = self.base
         here = self.place == path and start <= self.line <= end
-        return _kind(self.error) == kind and not here
+        return kind_of(self.error) == kind and not here
 
     def _undo(self, ctx: ToolContext, step: int) -> str:
         """A narrowed try that fails, not `_further`, is undone by a commit (it stays in the history); the
@@ -156,24 +158,34 @@ class EditMode:
         self._run("edit", {"command": "create", "path": path, "file_text": text}, ctx, f"undo_{step}")
         said = self._commit([path], f"Undo a try that failed with {error[:80]}", ctx, step, "undo_commit")
         self._check(ctx, f"{step}_undone")  # the failure as it was, for the next try
+        self.start.undone += 1
+        if self.start.due(self.place, self.error):
+            return self._back(ctx, step)
         self._again(ctx)
         return f"[openbot] That change left the check failing ({error}), so it was undone. {said}"
+
+    def _back(self, ctx: ToolContext, step: int) -> str:
+        """Every file put back as the session found it (editback.py), and the next try made from there:
+        the lines of its failure narrowed to, or the function it is about, or the first message again."""
+        error, undone, self.start.undone, self.base = self.error, self.start.undone, 0, None
+        back = self.start.changed({p: editio.current(ctx, p) for p in self.start.texts})
+        for n, (path, text) in enumerate(back.items(), 1):
+            self._run("edit", {"command": "create", "path": path, "file_text": text}, ctx, f"back_{step}_{n}")
+        put = self._commit(list(back), say.BACK_COMMIT, ctx, step, "back") if back else ""
+        said = note(error, undone, put)
+        failed = self._check(ctx, f"{step}_back") or ""
+        if self._again(ctx):
+            self.narrow = f"{said}\n\n{self.narrow}"
+        else:
+            self.same, self.draws = self.same + 1, self.draws + 1
+            again = self.restart(f"{said}\n\n{failed}") if self.restart else said
+            self.narrow = message(said, self.failing, self.about, self.task) if self.about else again
+        return said
 
     def _signature(self, ctx: ToolContext) -> tuple[str, str, str]:
         """The check's last failure: the file, the text of the line it points at, the error."""
         text = editio.current(ctx, self.place) if self.place else None
-        lines = (text or "").splitlines()
-        code = lines[self.line - 1].strip() if 0 < self.line <= len(lines) else ""
-        return self.place, code, self.error
-
-    def _excerpt(self, ctx: ToolContext) -> Excerpt | None:
-        """The lines around the failing line when it is the code's (not a test's), within its function."""
-        if not self.place.endswith(".py") or is_test(self.place):
-            return None
-        text = editio.current(ctx, self.place)
-        about = self.about if self.about and self.about.path == self.place and self.about.text else None
-        first, last = (about.first, about.first + about.text.count("\n") - 1) if about else (1, 0)
-        return excerpt(self.place, text, self.line, first, last) if text else None
+        return self.place, editio.line_at(text, self.line), self.error
 
     def _unchanged(self, parsed: Parsed, notes: list[str], ctx: ToolContext) -> str:
         """After files sent back as they are: the check's failure again, and what to do — a 1.5B model
@@ -222,6 +234,7 @@ class EditMode:
                 notes.append(f"{path}{moved}: {say.SAME}, nothing to change")
                 continue
             input: dict[str, object] = {"command": "create", "path": path, "file_text": new}
+            self.start.texts.setdefault(path, before)
             out = self._run("edit", input, ctx, f"edit_{step}_{n}")
             if out.is_error:
                 notes.append(f"{path}{moved}: not written: {out.content}")
@@ -239,29 +252,20 @@ class EditMode:
 
     def _commit(self, changed: list[str], text: str, ctx: ToolContext, step: int, id: str = "commit") -> str:
         message = commit_message(text, changed)
-        paths = " ".join(shlex.quote(p) for p in changed)
-        command = (
-            f"git add -A -- {paths} && git -c core.hooksPath=/dev/null commit -q -m {shlex.quote(message)}"
-            " && git log -1 --format=%h"
-        )
-        out = self._run("shell", {"command": command}, ctx, f"{id}_{step}")
+        out = self._run("shell", {"command": editio.commit_command(changed, message)}, ctx, f"{id}_{step}")
         if editio.exit_code(out) != 0:
             return f"[openbot] could not commit: {editio.body(out)[-500:]}"
         self.applied = True
         return f"[openbot] committed {editio.body(out).strip()}: {message}"
 
     def _command(self, commands: list[str], ctx: ToolContext, step: int) -> str:
-        out = self._run("shell", {"command": commands[0]}, ctx, f"sh_{step}")
-        later = (
-            f"\n(only the first ```sh block runs: {len(commands) - 1} more not run)" if commands[1:] else ""
-        )
-        ran = f"[openbot] ran `{editio.short(commands[0])}`: {editio.head(out)}"
-        return f"{ran}\n{tail(editio.body(out))}{later}"
+        return editio.ran(commands, self._run("shell", {"command": commands[0]}, ctx, f"sh_{step}"))
 
     def before(self, ctx: ToolContext) -> str:
         """The check once before the first reply, for the first message: what fails now and where, so
         that the model's first answer aims at it ("" when it passes, or there is no check)."""
         failed = self._check(ctx, 0, say.BEFORE_TAIL)
+        self.start.failure = (self.place, self.error)
         if not failed:
             return ""
         about = f"\n{self.about.shown()}" if self.about else ""
@@ -292,8 +296,3 @@ class EditMode:
     def _run(self, name: str, input: dict[str, object], ctx: ToolContext, id: str) -> ToolOutput:
         ctx.sink.emit(ToolCall(id=id, name=name, input=input))
         return run_tool(self.tools, name, input, ctx, id)
-
-
-def _kind(error: str) -> str:
-    """An error's kind: `TypeError` of `TypeError: unsupported operand ...`."""
-    return error.split(":", 1)[0].strip()

@@ -49,3 +49,4 @@ NARROW = (
 )
 REPEATED = "[openbot] That reply is the same as your last one, and changes nothing: write it differently."
 ASK_DONE = "If the task needs more changes, send them the same way; if it is done, reply DONE."
+BACK_COMMIT = "Put back the files as they were before this session's edits"

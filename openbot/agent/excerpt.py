@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from openbot.agent.edits import Edit
 from openbot.agent.editwords import CHANGE_EXCERPT, NARROW
+from openbot.agent.focus import Focus
+from openbot.agent.repomap import is_test
 
 CONTEXT = 4  # lines shown either side of the failing one (within its function)
 SLACK = 3  # lines a block matched by one end may add to what was shown
@@ -97,6 +99,16 @@ def put_edit(shown: Excerpt | None, path: str, before: str | None, edit: Edit) -
     if shown is None or path != shown.path or before is None or edit.search is not None or edit.cut:
         return None
     return shown.put(before, edit.text)
+
+
+def around(place: str, text: str | None, line: int, about: Focus | None) -> Excerpt | None:
+    """The lines around the failing `line` of `place` (its `text`) when it is the code's (not a test's),
+    within the function `about` when that is the one shown."""
+    if not place.endswith(".py") or is_test(place) or not text:
+        return None
+    inside = about if about and about.path == place and about.text else None
+    first, last = (inside.first, inside.first + inside.text.count("\n") - 1) if inside else (1, 0)
+    return excerpt(place, text, line, first, last)
 
 
 def excerpt(path: str, text: str, line: int, first: int = 1, last: int = 0) -> Excerpt | None:
