@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from openbot.agent import editio
 from openbot.agent import editwords as say
@@ -132,8 +133,7 @@ class EditMode:
         left behind. The lines, None when the failing line is not the code's."""
         self.same += 1
         self.draws += 1
-        now = editio.current(ctx, self.place) if self.place else None
-        self.excerpt = shown = around(self.place, now, self.line, self.about) or keep
+        self.excerpt = shown = around(self.place, partial(editio.current, ctx), self.line, self.about) or keep
         if shown and self.task:
             if self.base is None:
                 now = editio.current(ctx, shown.path) or ""
@@ -155,7 +155,7 @@ class EditMode:
         assert self.base is not None
         path, text = self.base[:2]
         error = self.error or "another failure"
-        self._run("edit", {"command": "create", "path": path, "file_text": text}, ctx, f"undo_{step}")
+        self._write(path, text, ctx, f"undo_{step}")
         said = self._commit([path], f"Undo a try that failed with {error[:80]}", ctx, step, "undo_commit")
         self._check(ctx, f"{step}_undone")  # the failure as it was, for the next try
         self.start.undone += 1
@@ -170,7 +170,7 @@ class EditMode:
         error, undone, self.start.undone, self.base = self.error, self.start.undone, 0, None
         back = self.start.changed({p: editio.current(ctx, p) for p in self.start.texts})
         for n, (path, text) in enumerate(back.items(), 1):
-            self._run("edit", {"command": "create", "path": path, "file_text": text}, ctx, f"back_{step}_{n}")
+            self._write(path, text, ctx, f"back_{step}_{n}")
         put = self._commit(list(back), say.BACK_COMMIT, ctx, step, "back") if back else ""
         said = note(error, undone, put)
         failed = self._check(ctx, f"{step}_back") or ""
@@ -233,9 +233,8 @@ class EditMode:
             if new == before:
                 notes.append(f"{path}{moved}: {say.SAME}, nothing to change")
                 continue
-            input: dict[str, object] = {"command": "create", "path": path, "file_text": new}
             self.start.texts.setdefault(path, before)
-            out = self._run("edit", input, ctx, f"edit_{step}_{n}")
+            out = self._write(path, new, ctx, f"edit_{step}_{n}")
             if out.is_error:
                 notes.append(f"{path}{moved}: not written: {out.content}")
                 continue
@@ -292,6 +291,9 @@ class EditMode:
                 )
         self.failing, self.error, self.about, self.place, self.line = "", "", None, "", 0
         return None
+
+    def _write(self, path: str, text: str, ctx: ToolContext, id: str) -> ToolOutput:
+        return self._run("edit", {"command": "create", "path": path, "file_text": text}, ctx, id)
 
     def _run(self, name: str, input: dict[str, object], ctx: ToolContext, id: str) -> ToolOutput:
         ctx.sink.emit(ToolCall(id=id, name=name, input=input))

@@ -13,6 +13,7 @@ when the model dropped their indentation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from openbot.agent.edits import Edit
@@ -101,10 +102,11 @@ def put_edit(shown: Excerpt | None, path: str, before: str | None, edit: Edit) -
     return shown.put(before, edit.text)
 
 
-def around(place: str, text: str | None, line: int, about: Focus | None) -> Excerpt | None:
-    """The lines around the failing `line` of `place` (its `text`) when it is the code's (not a test's),
-    within the function `about` when that is the one shown."""
-    if not place.endswith(".py") or is_test(place) or not text:
+def around(place: str, read: Callable[[str], str | None], line: int, about: Focus | None) -> Excerpt | None:
+    """The lines around the failing `line` of `place` when it is the code's (not a test's: only then is it
+    `read`), within the function `about` when that is the one shown."""
+    text = read(place) if place.endswith(".py") and not is_test(place) else None
+    if not text:
         return None
     inside = about if about and about.path == place and about.text else None
     first, last = (inside.first, inside.first + inside.text.count("\n") - 1) if inside else (1, 0)
