@@ -174,10 +174,9 @@ class EditMode:
         put = self._commit(list(back), say.BACK_COMMIT, ctx, step, "back") if back else ""
         said = note(error, undone, put)
         failed = self._check(ctx, f"{step}_back") or ""
-        if self._again(ctx):
+        if self._again(ctx):  # sampled differently either way: `_again` counts the draw
             self.narrow = f"{said}\n\n{self.narrow}"
         else:
-            self.same, self.draws = self.same + 1, self.draws + 1
             again = self.restart(f"{said}\n\n{failed}") if self.restart else said
             self.narrow = message(said, self.failing, self.about, self.task) if self.about else again
         return said
