@@ -25,7 +25,11 @@ process tree, from `wait4` in a wrapper process), and the CPU (user + sys) of th
 wrapper is a child subreaper that reaps everything the tool orphaned (bwrap's namespace inits, detached
 helpers) before it reads RUSAGE_CHILDREN.
 
-Peers: `npm install -g @anthropic-ai/claude-code @openai/codex`. Claude Code honours ANTHROPIC_BASE_URL;
+Peers: `npm install -g @anthropic-ai/claude-code @openai/codex`; and `floor`, a reference built in here:
+the least any tool can do with the scenario (the 16 requests as plain JSON, the 15 commands each a
+`bash -c` from a small Python process, nothing confined, nothing recorded), so what a neighbour adds to
+its loop is what the requests and the commands cost under load by themselves. `--json` also keeps each
+run's 15 round trips (request to request), to see where load lands. Claude Code honours ANTHROPIC_BASE_URL;
 Codex is pointed at the stand-in with a `model_providers` entry given by `-c` flags. Codex's own sandbox
 refuses to work when CODEX_HOME lies under the temporary directory (every command then fails with
 "bwrap: execvp codex-linux-sandbox"), so its CODEX_HOME is ~/.cache/openbot-bench/codex-home-<pid>,
@@ -40,13 +44,14 @@ idle) for the loop, the end of the run and the whole run.
 Self-checks (each must end in a refusal, exit 1): `--break PEER` makes every command asked of PEER fail
 (`false && …`); `--old-codex-home` puts CODEX_HOME under the temporary directory as this script once did.
 
-Usage: python scripts/bench_side_by_side.py [--rounds 5] [--peers openbot,claude,codex]
+Usage: python scripts/bench_side_by_side.py [--rounds 5] [--peers openbot,claude,codex[,floor]]
     [--passes idle,neighbour] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -110,6 +115,34 @@ WRAPPER = (
     "u=resource.getrusage(resource.RUSAGE_CHILDREN)\n"
     "d={'t0':t0,'t1':t1,'rc':rc,'maxrss_kb':u.ru_maxrss,'cpu_s':u.ru_utime+u.ru_stime}\n"
     "open(sys.argv[1],'w').write(json.dumps(d))\n"
+)
+# The floor: the least any tool can do with the scenario, for reference — the 16 requests (plain JSON,
+# one connection at a time, the conversation and nothing else) and the 15 commands, each `bash -c` from
+# this small process, unconfined; no prompt, no records, no sandbox. What a neighbour adds to its loop
+# is what the requests and the commands themselves cost under load, which every tool pays.
+FLOOR = (
+    "import http.client,json,os,subprocess,sys,urllib.parse\n"
+    "u=urllib.parse.urlparse(os.environ['ANTHROPIC_BASE_URL'])\n"
+    "schema={'type':'object','properties':{'command':{'type':'string'}},'required':['command']}\n"
+    "tools=[{'name':'shell','description':'Run a shell command.','input_schema':schema}]\n"
+    "head={'content-type':'application/json','x-api-key':os.environ['ANTHROPIC_API_KEY'],"
+    "'anthropic-version':'2023-06-01'}\n"
+    "messages=[{'role':'user','content':sys.argv[1]}]\n"
+    "while True:\n"
+    "    c=http.client.HTTPConnection(u.hostname,u.port)\n"
+    "    body={'model':os.environ['ANTHROPIC_MODEL'],'max_tokens':1024,'messages':messages,'tools':tools}\n"
+    "    c.request('POST','/v1/messages',json.dumps(body),head)\n"
+    "    content=json.loads(c.getresponse().read())['content']\n"
+    "    c.close()\n"
+    "    messages.append({'role':'assistant','content':content})\n"
+    "    uses=[b for b in content if b.get('type')=='tool_use' and b.get('name')=='shell']\n"
+    "    if not uses: break\n"
+    "    results=[]\n"
+    "    for b in uses:\n"
+    "        p=subprocess.run(['bash','-c',b['input']['command']],capture_output=True,text=True)\n"
+    "        text=f'exit code: {p.returncode}\\n{p.stdout}{p.stderr}'\n"
+    "        results.append({'type':'tool_result','tool_use_id':b['id'],'content':text})\n"
+    "    messages.append({'role':'user','content':results})\n"
 )
 # How a tool reports a command's exit status inside the result the model gets: openbot heads it
 # "exit code: N", Codex says "Process exited with code N"; Claude Code flags a failure with `is_error`.
@@ -413,6 +446,11 @@ def codex_argv(work: Path, api_url: str, opts: Options) -> tuple[list[str], dict
     return [*argv, *flags, TASK], env
 
 
+def floor_argv(work: Path, api_url: str, opts: Options) -> tuple[list[str], dict[str, str]]:
+    env = {"ANTHROPIC_BASE_URL": api_url, "ANTHROPIC_API_KEY": "sk-ant-bench-0000", "ANTHROPIC_MODEL": MODEL}
+    return [sys.executable, "-c", FLOOR, TASK], env
+
+
 Build = Callable[[Path, str, Options], tuple[list[str], dict[str, str]]]
 # (wire, argv builder, works in the repository itself: openbot works in a worktree of its own branch,
 # which the scenario's "discard" removes, so its file effects are checked through its outputs alone)
@@ -420,7 +458,9 @@ PEERS: dict[str, tuple[str, Build, bool]] = {
     "openbot": ("anthropic", openbot_argv, False),
     "claude": ("anthropic", claude_argv, True),
     "codex": ("responses", codex_argv, True),
+    "floor": ("anthropic", floor_argv, True),
 }
+BUILT_IN = {"openbot", "floor"}  # run with this interpreter: nothing to install
 
 
 # ── verifying a run ────────────────────────────────────────────────────────────────────────────────
@@ -501,6 +541,7 @@ def figures(calls: list[tuple[float, bool, int, int]], s: dict[str, Any]) -> dic
     return {
         "first_request_s": first - s["t0"],
         "loop_s": last - first,
+        "round_trips_s": [b[0] - a[0] for a, b in itertools.pairwise(scenario)],  # one per command
         "whole_s": s["t1"] - s["t0"],
         "end_s": s["t1"] - last if scenario else 0.0,
         "tokens_sent": prompt,
@@ -539,7 +580,8 @@ def run_once(
 
 def report(label: str, r: dict[str, Any]) -> None:
     if r["verified"]:
-        shown = {k: v for k, v in r.items() if k not in ("peer", "verified", "reasons", "output_tail")}
+        hidden = ("peer", "verified", "reasons", "output_tail", "round_trips_s")  # the round trips: --json
+        shown = {k: v for k, v in r.items() if k not in hidden}
         values = ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in shown.items())
         print(f"{label} {r['peer']}: verified (15 markers, exit 0); {values}", file=sys.stderr)
         return
@@ -560,7 +602,7 @@ FIELDS = [  # (key, label, format of a median)
     ("cache_read_share", "cache-read share", "{:.3f}"),
     ("peak_mb", "peak memory", "{:.0f} MB"),
 ]
-NAMES = {"openbot": "openbot", "claude": "Claude Code", "codex": "Codex"}
+NAMES = {"openbot": "openbot", "claude": "Claude Code", "codex": "Codex", "floor": "floor"}
 
 
 def table(rounds: list[dict[str, dict[str, Any]]], peers: list[str]) -> str:
@@ -690,7 +732,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    missing = [p for p in peers if p != "openbot" and shutil.which(p) is None]
+    missing = [p for p in peers if p not in BUILT_IN and shutil.which(p) is None]
     if missing:
         print(
             f"not installed: {', '.join(missing)} (npm install -g @anthropic-ai/claude-code @openai/codex)",

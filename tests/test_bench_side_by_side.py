@@ -9,6 +9,7 @@ Codex with the old CODEX_HOME under the temporary directory (its sandbox then fa
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -203,6 +204,21 @@ def script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=900,
         stdin=subprocess.DEVNULL,
     )
+
+
+def test_the_floor_does_the_work_and_is_refused_when_its_commands_fail(tmp_path: Path) -> None:
+    """The reference every tool is above: verified as the tools are, and its round trips kept."""
+    out = tmp_path / "runs.json"
+    good = script(tmp_path, "--peers", "floor", "--passes", "idle", "--json", str(out))
+    assert good.returncode == 0, good.stderr
+    assert "round 1 floor: verified" in good.stderr and "| 16-call loop |" in good.stdout
+    runs = json.loads(out.read_text())
+    assert [len(r["round_trips_s"]) for r in runs] == [15]
+    assert all(t > 0 for r in runs for t in r["round_trips_s"])
+    broken = script(tmp_path, "--peers", "floor", "--passes", "idle", "--break", "floor")
+    assert broken.returncode == 1 and broken.stdout == ""
+    assert "15 of 15 commands failed; the first: command 1 (ls -la): failed (exit code: 1)" in broken.stderr
+    assert "the repository has no checked.txt" in broken.stderr
 
 
 @pytest.mark.slow
