@@ -208,8 +208,12 @@ def empty_trash_later(paths: list[Path]) -> None:
     dirs = outside_the_repository(dirs)
     # A directory without write permission (Go's module cache makes them) is opened up, then deleted.
     # At nice 19 the rm takes next to no core from openbot's own end, which goes on meanwhile (or from a
-    # neighbour); without `nice` (127), the fallback deletes all the same.
-    script = 'nice -n 19 rm -rf -- "$@" || { chmod -R u+rwx -- "$@"; rm -rf -- "$@"; }'
+    # neighbour); without `nice` (127), the fallback deletes all the same. The rm has a session of its
+    # own, and where the kernel groups each session for scheduling (autogroup, on by default in most
+    # distributions' kernels) a task's nice counts only inside its session: the session's own nice is
+    # set to 19 too (best effort: a kernel without autogroup has no such file).
+    script = "{ echo 19 >/proc/self/autogroup; } 2>/dev/null; "
+    script += 'nice -n 19 rm -rf -- "$@" || { chmod -R u+rwx -- "$@"; rm -rf -- "$@"; }'
     try:  # posix_spawn, not Popen: no object whose collection warns that its child still runs
         argv = ["sh", "-c", script, "openbot-trash", *map(str, dirs)]
         gate.spawn_detached(gate.TRASH_RM, argv)
