@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell
+from tests.helpers import complete, git, make_bot, make_repo, remove_tree, reply, run_cli, shell
 from tests.run.test_repo_attacks import DROP, python_for_nobody
 
 CANARY = "canary-of-the-users-environment-51c2"
@@ -39,7 +39,7 @@ def top(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iter
     try:
         yield base
     finally:
-        shutil.rmtree(base)
+        remove_tree(base)  # the run's detached rm may still be emptying its trash there
 
 
 def script(top: Path, who: str) -> str:
