@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 
 from openbot.agent import editio
 from openbot.agent import editwords as say
@@ -133,10 +133,11 @@ class EditMode:
         left behind. The lines, None when the failing line is not the code's."""
         self.same += 1
         self.draws += 1
-        self.excerpt = shown = around(self.place, partial(editio.current, ctx), self.line, self.about) or keep
+        read = cache(partial(editio.current, ctx))  # each file once: the lines and the base read the same
+        self.excerpt = shown = around(self.place, read, self.line, self.about) or keep
         if shown and self.task:
             if self.base is None:
-                now = editio.current(ctx, shown.path) or ""
+                now = read(shown.path) or ""
                 self.base = (shown.path, now, kind_of(self.error), shown.start, shown.end)
             name = self.about.name if self.about and self.about.path == shown.path else ""
             self.narrow = shown.narrowed(self.error, name, self.task)
