@@ -8,10 +8,9 @@ max_iterations decides whether the run reaches its `session_complete` (claims do
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-from tests.helpers import complete, git, make_bot, make_repo, reply, run_cli, shell
+from tests.helpers import complete, git, make_bot, make_repo, remove_tree, reply, run_cli, shell
 
 CALC = "def double(x):\n    return x\n"
 TEST = "from calc import double\nassert double(3) == 6, double(3)\nprint('ok')\n"
@@ -93,7 +92,7 @@ def test_eval_checks_the_branch_not_the_bots_checkout(tmp_path: Path) -> None:
         assert (kept / "task-001" / "check").is_dir()
         assert not (kept / "task-001" / "check" / "built.txt").exists()
     finally:
-        shutil.rmtree(kept)
+        remove_tree(kept)  # its task's detached rm may still be emptying the trash there
 
 
 def test_eval_from_history_redoes_a_commit_checked_by_its_own_tests(tmp_path: Path) -> None:

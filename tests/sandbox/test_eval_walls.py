@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from openbot.run.eval.homecopy import MAX_BYTES as HOMECOPY_MAX
-from tests.helpers import complete, make_bot, reply, run_cli, shell
+from tests.helpers import complete, make_bot, reply, run_cli, shell, wait_for
 from tests.sandbox.conftest import User, needs_bwrap
 
 SCRIPT = [reply("", shell("sh solve.sh")), reply("", complete())]
@@ -240,8 +240,11 @@ def test_evals_copy_of_the_bot_follows_no_link_the_agent_planted(user: User) -> 
     for name in ("z.bin", "notes.md", "pipe"):
         assert not os.path.lexists(copied / name), name
         assert f"skills/{name}" in proc.stderr  # said
+    home = kept / "task-001" / "home"
+    trash = home / "trash"
+    wait_for(lambda: not trash.exists() or not any(trash.iterdir()))  # the run's detached rm is done there
     assert "host-secret-text" not in "".join(
-        p.read_text(errors="replace") for p in (kept / "task-001" / "home").rglob("*") if p.is_file()
+        p.read_text(errors="replace") for p in home.rglob("*") if p.is_file()
     )
 
 
